@@ -1,0 +1,119 @@
+// zklock/mutex.h: Mutex, a fair distributed lock on a ZooKeeper path.
+//
+// Acquire: create "<path>/_c_<uuid>-lock-" EPHEMERAL_SEQUENTIAL (Apache Curator's protected name,
+// so Curator's InterProcessMutex - and kazoo's Lock with extra_lock_patterns=["-lock-"] - queue with
+// us on one path), and list the children in the same round trip. The first in line holds the lock.
+// Everyone else watches only its direct predecessor, with a read that sets the watch in the same
+// call; when the predecessor goes, it looks again. One release wakes one waiter (no herd); the queue
+// is first come, first served in the order the server created the nodes.
+//
+// A Mutex object is one contender. It is Lockable and TimedLockable, so std::lock_guard,
+// std::unique_lock (also with try_to_lock and timeouts), std::scoped_lock(a, b) and std::lock work.
+// Several threads may share one Mutex object: they take turns locally first (FIFO), then one node
+// at a time queues in ZooKeeper. Two Mutex objects on one path exclude each other like two
+// processes do.
+//
+// Held is not forever: while holding, check state() (or use on_state_change / wait_lost_for).
+// Suspended means "may no longer hold", Lost means "does not hold" and is reported before the
+// server can have expired our session - so before anyone else can be handed the lock. Writes to a
+// shared resource should still carry fencing_token(): a process paused past its expiry cannot see
+// anything until it runs again.
+//
+// Misuse: lock() by the thread that holds it throws (not reentrant); unlock() without holding does
+// nothing; destroying a Mutex releases a held lock and cancels waiting lock() calls first.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zklock/acquisition.h"
+#include "zklock/contender.h"
+#include "zklock/fencing_token.h"
+#include "zklock/lock_state.h"
+#include "zklock/mutex_options.h"
+#include "zklock/session.h"
+
+namespace zklock {
+
+namespace detail {
+class MutexCore;
+}
+
+class Mutex {
+ public:
+  /// Effects: validates `path`. Nothing is sent until the first lock attempt.
+  /// Throws: InvalidArgumentError for an empty or relative path, a trailing '/', "//", "." or ".."
+  ///   segments, control characters (NUL included), or a path at or under /zookeeper.
+  /// The Session must outlive the Mutex.
+  Mutex(Session& session, std::string path, MutexOptions options = {});
+
+  /// Effects: cancels lock() calls still waiting, then releases a held lock (unlock()).
+  ~Mutex();
+
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+  /// Effects: blocks until this contender holds the lock. A session lost while waiting re-queues
+  ///   in the new session (the place in line is lost). Suspended while waiting keeps waiting.
+  /// Throws: Error(would_deadlock) if the calling thread holds this Mutex; CancelledError after
+  ///   cancel(); ClosedError if the Session is closed; NotAuthorizedError if ACLs refuse our node.
+  ///   Whatever the exit, no node of ours is left behind when lock() throws.
+  void lock();
+
+  /// Effects: one attempt: create, list, and keep the node only if it is first.
+  /// Returns: true if acquired. Throws: as lock(), except CancelledError (returns false).
+  [[nodiscard]] bool try_lock();
+
+  /// Effects: as lock(), but gives up when `timeout` has passed (an overall deadline, not per wait);
+  ///   a timeout <= 0 acts as try_lock(). On giving up, our node and watch are removed.
+  /// Returns: true if acquired; false on timeout or cancel().
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+    return try_lock_until(std::chrono::steady_clock::now() + timeout);
+  }
+  template <class Clock, class Duration>
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    const auto remaining = deadline - Clock::now();
+    return try_lock_until_steady(std::chrono::steady_clock::now() +
+                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(remaining));
+  }
+
+  /// Effects: releases the lock: our node is deleted. Never throws and does not wait for the
+  ///   server: a delete that fails on a connection loss is retried in the background (the node
+  ///   would go with the session anyway); other failures go to options.on_release_error.
+  ///   Does nothing if not held.
+  void unlock() noexcept;
+
+  /// Effects: wakes every lock()/try_lock_for() waiting on this object at the time of the call;
+  ///   they remove their nodes and fail (CancelledError / false). Later calls are not affected.
+  void cancel() noexcept;
+
+  /// Returns: the state of the current acquisition (NotHeld if none); computed at the call.
+  LockState state() const noexcept;
+  /// Returns: true if held (state() is Held or Suspended).
+  bool owns_lock() const noexcept;
+
+  /// Returns: what the current acquisition took, or nullopt if not held.
+  std::optional<Acquisition> acquisition() const;
+  /// Returns: the current acquisition's fencing token. Throws: Error(not_held) if not held.
+  FencingToken fencing_token() const;
+
+  /// Effects: waits until the current acquisition is Lost (or released), or `timeout` passes.
+  /// Returns: true if it is Lost or no longer held.
+  bool wait_lost_for(std::chrono::milliseconds timeout) const;
+
+  /// Returns: every contender on this lock path in queue order (holder first) with its data -
+  ///   zklock's, Curator's and kazoo's. Throws: as Session's basic operations.
+  std::vector<Contender> contenders() const;
+
+  const std::string& path() const noexcept;
+
+ private:
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  std::shared_ptr<detail::MutexCore> core_;
+};
+
+}  // namespace zklock

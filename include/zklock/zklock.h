@@ -1,0 +1,12 @@
+// zklock/zklock.h: everything a user of zklock includes.
+#pragma once
+
+#include "zklock/acquisition.h"
+#include "zklock/contender.h"
+#include "zklock/errors.h"
+#include "zklock/fencing_token.h"
+#include "zklock/guard.h"
+#include "zklock/lock_state.h"
+#include "zklock/mutex.h"
+#include "zklock/session.h"
+#include "zklock/version.h"

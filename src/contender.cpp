@@ -1,0 +1,85 @@
+// Contender names: which children of a lock path queue for it, and in what order.
+#include "zklock/contender.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+
+namespace zklock {
+namespace {
+
+constexpr std::string_view kCuratorMarker = "-lock-";
+constexpr std::string_view kKazooMarker = "__lock__";
+constexpr std::string_view kProtectedPrefix = "_c_";
+
+// ZooKeeper appends printf("%010d", cversion): 10 characters, or 11 for the most negative values.
+std::optional<std::int32_t> parse_sequence(std::string_view digits) noexcept {
+  if (digits.size() != 10 && !(digits.size() == 11 && digits.front() == '-')) return std::nullopt;
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  if (digits.front() == '+') return std::nullopt;
+  if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
+  return static_cast<std::int32_t>(value);
+}
+
+std::optional<ParsedContenderName> parse_after(std::string_view name, std::string_view marker,
+                                               NodeNaming naming) noexcept {
+  const auto at = name.rfind(marker);
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto seq = parse_sequence(name.substr(at + marker.size()));
+  if (!seq) return std::nullopt;
+  return ParsedContenderName{*seq, naming};
+}
+
+}  // namespace
+
+std::optional<ParsedContenderName> parse_contender_name(std::string_view name) noexcept {
+  if (auto parsed = parse_after(name, kKazooMarker, NodeNaming::kKazoo)) return parsed;
+  // A negative sequence follows the marker with its own '-' ("-lock--000000005"); rfind picks the
+  // marker itself only if the sign is not mistaken for it, so try both positions.
+  auto at = name.rfind(kCuratorMarker);
+  while (at != std::string_view::npos) {
+    if (auto seq = parse_sequence(name.substr(at + kCuratorMarker.size()))) {
+      const bool is_protected = name.substr(0, kProtectedPrefix.size()) == kProtectedPrefix;
+      return ParsedContenderName{*seq, is_protected ? NodeNaming::kProtected : NodeNaming::kPlain};
+    }
+    if (at == 0) break;
+    at = name.rfind(kCuratorMarker, at - 1);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> queue_order(std::vector<std::string> names) {
+  struct Entry {
+    std::int32_t sequence;
+    std::string name;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(names.size());
+  bool has_high = false;
+  bool has_low = false;
+  for (auto& name : names) {
+    if (auto parsed = parse_contender_name(name)) {
+      has_high |= parsed->sequence >= (1 << 30);
+      has_low |= parsed->sequence < -(1 << 30);
+      entries.push_back({parsed->sequence, std::move(name)});
+    }
+  }
+  // Live contenders always span far less than 2^31 sequence numbers. Both ends present means the
+  // counter wrapped from 2^31 - 1 to -2^31 among them: then the unsigned order is the creation order.
+  const bool wrapped = has_high && has_low;
+  auto key = [wrapped](std::int32_t s) -> std::int64_t {
+    return wrapped ? static_cast<std::int64_t>(static_cast<std::uint32_t>(s)) : s;
+  };
+  std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    const auto ka = key(a.sequence), kb = key(b.sequence);
+    return ka != kb ? ka < kb : a.name < b.name;
+  });
+  std::vector<std::string> ordered;
+  ordered.reserve(entries.size());
+  for (auto& e : entries) ordered.push_back(std::move(e.name));
+  return ordered;
+}
+
+}  // namespace zklock

@@ -1,0 +1,31 @@
+// Routes the C client's log lines to each Session's own LogSink (internal).
+//
+// The C client's log callback carries no context pointer, and its level is process-wide. zklock
+// hands each handle a callback of its own from a fixed set of trampolines (one per slot), sets the
+// process level to the most verbose level any live Session asked for (never DEBUG), and filters
+// per Session by the level written in each line.
+#pragma once
+
+#include "zklock/log.h"
+
+namespace zklock::detail {
+
+using CLogCallback = void (*)(const char* message);
+
+class LogSlot {
+ public:
+  /// Takes a free slot for `sink` (stderr when empty) at `level`. With no slot free, the callback
+  /// returned by callback() writes to stderr.
+  LogSlot(LogSink sink, LogLevel level);
+  /// Frees the slot. Call only after the handle that used callback() is closed.
+  ~LogSlot();
+  LogSlot(const LogSlot&) = delete;
+  LogSlot& operator=(const LogSlot&) = delete;
+
+  CLogCallback callback() const noexcept;
+
+ private:
+  int slot_;
+};
+
+}  // namespace zklock::detail

@@ -1,0 +1,765 @@
+#include "mutex_core.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "holder_identity.h"
+#include "paths.h"
+
+namespace zklock::detail {
+namespace {
+
+constexpr int kEphemeralSequential = 3;  // ZOO_EPHEMERAL | ZOO_SEQUENCE
+constexpr int kPersistent = 0;
+constexpr int kContainer = 4;
+constexpr int kMaxRequeues = 16;  // our node vanishing again and again: fail, do not spin
+
+std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+bool is_session_gone(Errc rc) {
+  return rc == Errc::session_lost || rc == Errc::session_expired || rc == Errc::invalid_state ||
+         rc == Errc::closing;
+}
+
+}  // namespace
+
+struct MutexCore::Attempt {
+  enum class Phase { kCreating, kRecovering, kListing, kWatching, kAwaitGeneration, kHeld, kCleaning, kDone };
+  enum class Result { kPending, kAcquired, kFailed, kNotAcquired };
+
+  Phase phase = Phase::kCreating;
+  Result result = Result::kPending;
+  Errc error = Errc::ok;
+  bool try_once = false;
+  unsigned generation = 0;
+  unsigned step = 0;        // bumped by every new step: answers to older steps are ignored
+  unsigned create_seq = 0;  // the step of the create in flight
+  bool create_in_flight = false;
+  std::string uuid;
+  std::string node_path;  // empty until our create is known to have happened
+  std::string node_name;
+  std::int32_t sequence = 0;
+  std::int64_t czxid = 0;
+  std::string pred_path;
+  bool pred_was_first = false;
+  std::uint64_t pred_watch = 0;
+  bool pred_gone = false;          // in this step, the predecessor read said NoNode
+  bool awaiting_self_read = false;
+  bool self_watch_set = false;
+  bool self_deleted = false;
+  bool retry_pending = false;
+  std::function<void()> retry;
+  int requeues = 0;
+  std::size_t reported_ahead = static_cast<std::size_t>(-1);
+};
+
+MutexCore::MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options)
+    : session_(std::move(session)),
+      path_(std::move(path)),
+      options_(std::move(options)),
+      node_data_(holder_identity(options_.description)),
+      random_(std::random_device{}()) {}
+
+MutexCore::~MutexCore() = default;
+
+void MutexCore::attach() { session_->add_observer(shared_from_this()); }
+
+std::string MutexCore::new_uuid() {
+  const std::uint64_t hi = (random_() & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;
+  const std::uint64_t lo = (random_() & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return buf;
+}
+
+std::shared_ptr<Handle> MutexCore::handle_for_locked(const AttemptPtr& a) const {
+  auto h = session_->handle();
+  if (!h || h->generation() != a->generation) return nullptr;
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Acquire steps (all with mutex_ held)
+
+void MutexCore::start_create_locked(const AttemptPtr& a) {
+  auto h = session_->handle();
+  if (!h) {
+    fail_locked(a, Errc::closed);
+    return;
+  }
+  a->generation = h->generation();
+  if (a->uuid.empty()) a->uuid = new_uuid();
+  a->phase = Attempt::Phase::kCreating;
+  a->create_seq = ++a->step;
+  a->create_in_flight = true;
+  a->node_path.clear();
+  a->pred_watch = 0;
+  a->self_watch_set = false;
+  a->self_deleted = false;
+  const unsigned step = a->step;
+  auto self = shared_from_this();
+  // Curator's protected name, so Curator contenders queue with us on one path.
+  h->create(path_ + "/_c_" + a->uuid + "-lock-", node_data_, kEphemeralSequential,
+            [self, a, step](OpResult&& r) { self->on_created(a, step, std::move(r)); });
+  // Pipelined: the server answers one session's requests in order, so this listing sees the create.
+  h->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
+}
+
+void MutexCore::create_parents_locked(const AttemptPtr& a) {
+  auto h = handle_for_locked(a);
+  if (!h) {
+    restart_locked(a);
+    return;
+  }
+  // Every ancestor, top down, pipelined: each create is applied before the next is read.
+  std::vector<std::string> ancestors;
+  for (std::size_t slash = path_.find('/', 1); slash != std::string::npos; slash = path_.find('/', slash + 1)) {
+    ancestors.push_back(path_.substr(0, slash));
+  }
+  ancestors.push_back(path_);
+  a->phase = Attempt::Phase::kCreating;
+  const unsigned step = ++a->step;
+  auto self = shared_from_this();
+  const int mode = options_.container_parents ? kContainer : kPersistent;
+  for (std::size_t i = 0; i < ancestors.size(); ++i) {
+    const bool last = i + 1 == ancestors.size();
+    h->create(ancestors[i], {}, mode, [self, a, step, last](OpResult&& r) {
+      std::lock_guard lock(self->mutex_);
+      if (a->step != step || a->phase != Attempt::Phase::kCreating) return;
+      if (r.rc != Errc::ok && r.rc != Errc::node_exists) {
+        if (self->step_failed_locked(a, r.rc, [self, a] { self->create_parents_locked(a); })) return;
+        self->fail_locked(a, r.rc);
+        return;
+      }
+      if (last) self->start_create_locked(a);
+    });
+  }
+}
+
+void MutexCore::on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& r) {
+  std::lock_guard lock(mutex_);
+  if (a->create_seq != create_seq || !a->create_in_flight) return;
+  a->create_in_flight = false;
+  if (a->phase == Attempt::Phase::kCleaning) {
+    if (r.rc == Errc::ok) {
+      a->node_path = r.value;
+      delete_node_locked(a);
+    } else if (r.rc == Errc::connection_loss || r.rc == Errc::operation_timeout) {
+      recover_locked(a);  // it may exist: find it by its uuid and delete it
+    } else {
+      finish_cleanup_locked(a);
+    }
+    return;
+  }
+  if (a->phase != Attempt::Phase::kCreating) return;
+  switch (r.rc) {
+    case Errc::ok:
+      a->node_path = r.value;
+      a->node_name = base_name(r.value);
+      a->czxid = r.stat.czxid;
+      if (auto parsed = parse_contender_name(a->node_name)) a->sequence = parsed->sequence;
+      a->phase = Attempt::Phase::kListing;  // the pipelined listing comes next
+      return;
+    case Errc::no_node:
+      create_parents_locked(a);
+      return;
+    case Errc::connection_loss:
+    case Errc::operation_timeout:
+      // The create may have happened: never create blindly again (that leaves an orphan).
+      a->phase = Attempt::Phase::kRecovering;
+      recover_locked(a);
+      return;
+    default:
+      if (step_failed_locked(a, r.rc, nullptr)) return;
+      fail_locked(a, r.rc);
+  }
+}
+
+void MutexCore::recover_locked(const AttemptPtr& a) {
+  auto h = handle_for_locked(a);
+  if (!h) {
+    if (a->phase == Attempt::Phase::kCleaning) {
+      finish_cleanup_locked(a);  // whatever was created died with that session
+    } else {
+      a->phase = Attempt::Phase::kAwaitGeneration;
+    }
+    return;
+  }
+  const unsigned step = ++a->step;
+  auto self = shared_from_this();
+  h->get_children(path_, [self, a, step](OpResult&& r) {
+    self->on_recovery_listing(a, step, std::move(r));
+  });
+}
+
+void MutexCore::on_recovery_listing(const AttemptPtr& a, unsigned step, OpResult&& r) {
+  std::lock_guard lock(mutex_);
+  if (a->step != step) return;
+  const bool cleaning = a->phase == Attempt::Phase::kCleaning;
+  if (!cleaning && a->phase != Attempt::Phase::kRecovering) return;
+  auto self = shared_from_this();
+  if (r.rc == Errc::no_node) {  // no parent: nothing was created
+    cleaning ? finish_cleanup_locked(a) : start_create_locked(a);
+    return;
+  }
+  if (r.rc != Errc::ok) {
+    if (step_failed_locked(a, r.rc, [self, a] { self->recover_locked(a); })) return;
+    cleaning ? finish_cleanup_locked(a) : fail_locked(a, r.rc);
+    return;
+  }
+  const std::string prefix = "_c_" + a->uuid + "-";
+  std::string found;
+  for (const auto& child : r.children) {
+    if (child.compare(0, prefix.size(), prefix) == 0) found = child;
+  }
+  if (found.empty()) {  // the create never happened
+    cleaning ? finish_cleanup_locked(a) : start_create_locked(a);
+    return;
+  }
+  // Adopt it only if the current session owns it (CURATOR-498: never an old session's node).
+  auto h = handle_for_locked(a);
+  if (!h) {
+    cleaning ? finish_cleanup_locked(a) : restart_locked(a);
+    return;
+  }
+  const std::int64_t session_id = session_->session_id();
+  const std::string candidate = path_ + "/" + found;
+  const unsigned check_step = ++a->step;
+  h->get_data(candidate, {}, [self, a, check_step, candidate, session_id](OpResult&& r2) {
+    std::lock_guard lock2(self->mutex_);
+    if (a->step != check_step) return;
+    const bool cleaning2 = a->phase == Attempt::Phase::kCleaning;
+    if (r2.rc == Errc::ok && r2.stat.ephemeral_owner == session_id && session_id != 0) {
+      a->node_path = candidate;
+      a->node_name = base_name(candidate);
+      a->czxid = r2.stat.czxid;
+      if (auto parsed = parse_contender_name(a->node_name)) a->sequence = parsed->sequence;
+      if (cleaning2) {
+        self->delete_node_locked(a);
+      } else {
+        self->list_locked(a);
+      }
+      return;
+    }
+    if (r2.rc == Errc::ok || r2.rc == Errc::no_node) {
+      // Not ours (an old session's, going away with it) or gone: create afresh, under a new uuid.
+      a->uuid = self->new_uuid();
+      cleaning2 ? self->finish_cleanup_locked(a) : self->start_create_locked(a);
+      return;
+    }
+    if (self->step_failed_locked(a, r2.rc, [self, a] { self->recover_locked(a); })) return;
+    cleaning2 ? self->finish_cleanup_locked(a) : self->fail_locked(a, r2.rc);
+  });
+}
+
+void MutexCore::list_locked(const AttemptPtr& a) {
+  auto h = handle_for_locked(a);
+  if (!h) {
+    a->phase = Attempt::Phase::kAwaitGeneration;
+    return;
+  }
+  a->phase = Attempt::Phase::kListing;
+  const unsigned step = ++a->step;
+  auto self = shared_from_this();
+  h->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
+}
+
+void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
+  std::lock_guard lock(mutex_);
+  if (a->step != step || a->phase != Attempt::Phase::kListing) return;
+  auto self = shared_from_this();
+  if (r.rc == Errc::no_node) {  // the lock path itself is gone, and our node with it
+    vanished_locked(a);
+    return;
+  }
+  if (r.rc != Errc::ok) {
+    if (step_failed_locked(a, r.rc, [self, a] { self->list_locked(a); })) return;
+    fail_locked(a, r.rc);
+    return;
+  }
+  const std::vector<std::string> queue = queue_order(std::move(r.children));
+  const auto it = std::find(queue.begin(), queue.end(), a->node_name);
+  if (it == queue.end()) {
+    vanished_locked(a);
+    return;
+  }
+  const auto ahead = static_cast<std::size_t>(it - queue.begin());
+  if (ahead != a->reported_ahead && options_.on_queue_position) {
+    a->reported_ahead = ahead;
+    auto callback = options_.on_queue_position;
+    session_->post_event([callback, ahead] { callback(ahead); });
+  }
+  if (ahead == 0) {
+    acquired_locked(a);
+    return;
+  }
+  if (a->try_once) {
+    a->result = Attempt::Result::kNotAcquired;
+    cleanup_locked(a);
+    return;
+  }
+  a->pred_path = path_ + "/" + *(it - 1);
+  a->pred_was_first = ahead == 1;
+  watch_locked(a);
+}
+
+void MutexCore::watch_locked(const AttemptPtr& a) {
+  auto h = handle_for_locked(a);
+  if (!h) {
+    a->phase = Attempt::Phase::kAwaitGeneration;
+    return;
+  }
+  a->phase = Attempt::Phase::kWatching;
+  const unsigned step = ++a->step;
+  a->pred_gone = false;
+  auto self = shared_from_this();
+  // getData, not exists: on a node already gone it leaves no watch behind, and it sets the watch
+  // in the same call as the check (no window where a delete goes unseen).
+  a->pred_watch = h->get_data(
+      a->pred_path, [self, a, step](WatchEventType t) { self->on_pred_event(a, step, t); },
+      [self, a, step](OpResult&& r) { self->on_pred_read(a, step, std::move(r)); });
+  if (a->pred_was_first && !a->self_watch_set) {
+    // Fast path: when a first-in-line predecessor goes, we are first (nobody can join ahead of us)
+    // - provided our own node is still there, which this watch tells us.
+    a->awaiting_self_read = true;
+    h->get_data(a->node_path, [self, a](WatchEventType t) { self->on_self_event(a, t); },
+                [self, a, step](OpResult&& r) { self->on_self_read(a, step, std::move(r)); });
+  } else {
+    a->awaiting_self_read = false;
+  }
+}
+
+void MutexCore::on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r) {
+  std::lock_guard lock(mutex_);
+  if (a->step != step || a->phase != Attempt::Phase::kWatching) return;
+  auto self = shared_from_this();
+  if (r.rc == Errc::ok) return;  // watching; the event will come
+  a->pred_watch = 0;
+  if (r.rc == Errc::no_node) {
+    if (a->pred_was_first) {
+      if (a->awaiting_self_read) {
+        a->pred_gone = true;  // decided when our own read answers
+      } else if (a->self_watch_set && !a->self_deleted) {
+        acquired_locked(a);
+      } else {
+        list_locked(a);
+      }
+    } else {
+      list_locked(a);  // gone before we could watch it: look again at once
+    }
+    return;
+  }
+  if (step_failed_locked(a, r.rc, [self, a] { self->watch_locked(a); })) return;
+  fail_locked(a, r.rc);
+}
+
+void MutexCore::on_self_read(const AttemptPtr& a, unsigned step, OpResult&& r) {
+  std::lock_guard lock(mutex_);
+  if (a->step != step) return;
+  a->awaiting_self_read = false;
+  if (r.rc == Errc::ok) a->self_watch_set = true;
+  if (a->phase != Attempt::Phase::kWatching) return;
+  if (r.rc == Errc::no_node) {
+    vanished_locked(a);
+    return;
+  }
+  if (r.rc != Errc::ok) return;  // the predecessor read reports the same failure and retries
+  if (a->pred_gone) acquired_locked(a);
+}
+
+void MutexCore::on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType type) {
+  std::lock_guard lock(mutex_);
+  if (a->step != step || a->phase != Attempt::Phase::kWatching) return;
+  a->pred_watch = 0;
+  if (type == WatchEventType::kDeleted && a->pred_was_first && a->self_watch_set && !a->self_deleted) {
+    acquired_locked(a);
+    return;
+  }
+  list_locked(a);  // a notification never means "you are first" on its own
+}
+
+void MutexCore::on_self_event(const AttemptPtr& a, WatchEventType type) {
+  std::lock_guard lock(mutex_);
+  a->self_watch_set = false;
+  if (type != WatchEventType::kDeleted) return;  // data changed: the fast path is off until re-armed
+  a->self_deleted = true;
+  switch (a->phase) {
+    case Attempt::Phase::kHeld:
+      report_state_locked();  // deleted under us (an operator, or a bug elsewhere): Lost
+      cv_.notify_all();
+      return;
+    case Attempt::Phase::kListing:
+    case Attempt::Phase::kWatching:
+      vanished_locked(a);
+      return;
+    default:
+      return;  // our own delete (release / cleanup)
+  }
+}
+
+void MutexCore::acquired_locked(const AttemptPtr& a) {
+  a->phase = Attempt::Phase::kHeld;
+  a->result = Attempt::Result::kAcquired;
+  cv_.notify_all();
+}
+
+void MutexCore::vanished_locked(const AttemptPtr& a) {
+  // Our node went away while we waited (deleted by an operator, or its session ended): re-queue.
+  if (auto h = handle_for_locked(a); h && a->pred_watch != 0) {
+    h->remove_watch(a->pred_path, a->pred_watch, [](OpResult&&) {});
+  }
+  a->pred_watch = 0;
+  if (++a->requeues > kMaxRequeues) {
+    a->node_path.clear();
+    fail_locked(a, Errc::no_node);
+    return;
+  }
+  a->uuid = new_uuid();
+  start_create_locked(a);
+}
+
+void MutexCore::restart_locked(const AttemptPtr& a) {
+  // A new session generation: nothing of the old one is ours any more (its node dies with it).
+  a->uuid = new_uuid();
+  a->retry_pending = false;
+  a->retry = nullptr;
+  start_create_locked(a);
+}
+
+void MutexCore::fail_locked(const AttemptPtr& a, Errc code) {
+  a->result = Attempt::Result::kFailed;
+  a->error = code;
+  cleanup_locked(a);
+  cv_.notify_all();
+}
+
+bool MutexCore::step_failed_locked(const AttemptPtr& a, Errc rc, std::function<void()> retry) {
+  if (rc == Errc::closed || session_->closed()) {
+    if (a->phase == Attempt::Phase::kCleaning) {
+      finish_cleanup_locked(a);
+    } else {
+      fail_locked(a, Errc::closed);
+    }
+    return true;
+  }
+  if (is_session_gone(rc) || a->generation != session_->generation()) {
+    // on_session_change restarts (or, when cleaning, finishes) once the next generation is there.
+    if (a->phase == Attempt::Phase::kCleaning) {
+      if (a->generation != session_->generation()) finish_cleanup_locked(a);
+      return true;
+    }
+    a->phase = Attempt::Phase::kAwaitGeneration;
+    if (a->generation != session_->generation()) restart_locked(a);
+    return true;
+  }
+  if ((rc == Errc::connection_loss || rc == Errc::operation_timeout) && retry) {
+    retry_when_connected_locked(a, std::move(retry));
+    return true;
+  }
+  return false;
+}
+
+void MutexCore::retry_when_connected_locked(const AttemptPtr& a, std::function<void()> retry) {
+  if (session_->c_connected()) {
+    retry();  // queued behind the reconnect if the connection just dropped
+    return;
+  }
+  a->retry_pending = true;
+  a->retry = std::move(retry);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cleanup: every exit that does not hold the lock deletes our node (and our predecessor watch).
+
+void MutexCore::cleanup_locked(const AttemptPtr& a) {
+  const bool was_watching = a->phase == Attempt::Phase::kWatching;
+  a->phase = Attempt::Phase::kCleaning;
+  ++a->step;  // answers to the waiting steps are void now
+  a->retry_pending = false;
+  a->retry = nullptr;
+  if (a->create_in_flight) return;  // on_created finishes the job
+  auto h = handle_for_locked(a);
+  if (!h) {
+    finish_cleanup_locked(a);  // the node (if any) went with its session
+    return;
+  }
+  if (was_watching && a->pred_watch != 0) {
+    h->remove_watch(a->pred_path, a->pred_watch, [](OpResult&&) {});
+  }
+  a->pred_watch = 0;
+  if (a->node_path.empty()) {
+    finish_cleanup_locked(a);
+    return;
+  }
+  delete_node_locked(a);
+}
+
+void MutexCore::delete_node_locked(const AttemptPtr& a) {
+  auto h = handle_for_locked(a);
+  if (!h) {
+    finish_cleanup_locked(a);
+    return;
+  }
+  a->phase = Attempt::Phase::kCleaning;
+  const unsigned step = ++a->step;
+  auto self = shared_from_this();
+  h->remove(a->node_path, -1, [self, a, step](OpResult&& r) { self->on_deleted(a, step, std::move(r)); });
+}
+
+void MutexCore::on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r) {
+  std::lock_guard lock(mutex_);
+  if (a->step != step || a->phase != Attempt::Phase::kCleaning) return;
+  if (r.rc == Errc::ok || r.rc == Errc::no_node) {
+    finish_cleanup_locked(a);
+    return;
+  }
+  auto self = shared_from_this();
+  if (step_failed_locked(a, r.rc, [self, a] { self->delete_node_locked(a); })) return;
+  if (options_.on_release_error) {
+    auto callback = options_.on_release_error;
+    const std::string node = a->node_path;
+    const std::error_code ec = make_error_code(r.rc);
+    session_->post_event([callback, node, ec] { callback(node, ec); });
+  }
+  finish_cleanup_locked(a);
+}
+
+void MutexCore::finish_cleanup_locked(const AttemptPtr& a) {
+  a->phase = Attempt::Phase::kDone;
+  ++a->step;
+  a->retry_pending = false;
+  a->retry = nullptr;
+  attempts_.erase(std::remove(attempts_.begin(), attempts_.end(), a), attempts_.end());
+  cv_.notify_all();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Session changes (monitor thread)
+
+void MutexCore::on_session_change() {
+  std::lock_guard lock(mutex_);
+  const bool closed = session_->closed();
+  const unsigned generation = session_->generation();
+  const std::vector<AttemptPtr> attempts = attempts_;
+  for (const auto& a : attempts) {
+    switch (a->phase) {
+      case Attempt::Phase::kDone:
+      case Attempt::Phase::kHeld:
+        break;
+      case Attempt::Phase::kCleaning:
+        if (closed || a->generation != generation) {
+          finish_cleanup_locked(a);  // closing deleted it, or it went with its session
+        } else if (a->retry_pending && session_->c_connected()) {
+          a->retry_pending = false;
+          auto retry = std::move(a->retry);
+          retry();
+        }
+        break;
+      default:  // waiting
+        if (closed) {
+          fail_locked(a, Errc::closed);
+        } else if (a->generation != generation) {
+          restart_locked(a);  // Lost while waiting: re-queue in the new session
+        } else if (a->retry_pending && session_->c_connected()) {
+          a->retry_pending = false;
+          auto retry = std::move(a->retry);
+          retry();
+        }
+    }
+  }
+  report_state_locked();
+  cv_.notify_all();
+}
+
+LockState MutexCore::state_locked() const {
+  if (!held_) return LockState::kNotHeld;
+  if (held_->self_deleted) return LockState::kLost;
+  switch (session_->state_of(held_->generation)) {
+    case SessionState::kConnected: return LockState::kHeld;
+    case SessionState::kSuspended: return LockState::kSuspended;
+    default: return LockState::kLost;
+  }
+}
+
+void MutexCore::report_state_locked() {
+  const LockState now = state_locked();
+  if (now == reported_state_) return;
+  const LockState before = reported_state_;
+  reported_state_ = now;
+  if (!options_.on_state_change || !acquisition_ || now == LockState::kNotHeld ||
+      before == LockState::kLost) {
+    return;
+  }
+  auto callback = options_.on_state_change;
+  const Acquisition acquisition = *acquisition_;
+  session_->post_event([callback, now, acquisition] { callback(now, acquisition); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Application-facing
+
+MutexCore::Outcome MutexCore::acquire(std::optional<Clock::time_point> deadline, bool try_once) {
+  std::unique_lock lock(mutex_);
+  if (held_ && owner_ == std::this_thread::get_id()) {
+    throw Error(Errc::would_deadlock, "zklock::Mutex(\"" + path_ +
+                                          "\"): this thread already holds it (not reentrant)");
+  }
+  if (session_->closed() || shut_down_) throw ClosedError(Errc::closed, "zklock::Mutex(\"" + path_ + "\")");
+  ++callers_;
+  struct Leave {
+    MutexCore* core;
+    ~Leave() {
+      --core->callers_;
+      core->cv_.notify_all();
+    }
+  } leave{this};
+  const std::uint64_t epoch = cancel_epoch_;
+  auto cancelled = [&] { return cancel_epoch_ != epoch || shut_down_; };
+  auto wait = [&](auto&& done) {
+    if (deadline) return cv_.wait_until(lock, *deadline, done);
+    cv_.wait(lock, done);
+    return true;
+  };
+
+  // Threads sharing this object take turns here first, in arrival order.
+  const std::uint64_t ticket = next_ticket_++;
+  local_queue_.push_back(ticket);
+  const bool my_turn = wait([&] {
+    return (local_queue_.front() == ticket && !busy_) || cancelled() || session_->closed();
+  });
+  local_queue_.erase(std::find(local_queue_.begin(), local_queue_.end(), ticket));
+  if (!my_turn || cancelled() || session_->closed()) {
+    cv_.notify_all();
+    if (session_->closed()) throw ClosedError(Errc::closed, "zklock::Mutex(\"" + path_ + "\")");
+    return cancelled() ? Outcome::kCancelled : Outcome::kTimedOut;
+  }
+  busy_ = true;
+
+  auto a = std::make_shared<Attempt>();
+  a->try_once = try_once || (deadline && *deadline <= Clock::now());
+  if (a->try_once) {
+    // One attempt still needs its round trip: allow it up to the session timeout.
+    deadline = Clock::now() + session_->negotiated_timeout();
+  }
+  attempts_.push_back(a);
+  start_create_locked(a);
+  wait([&] { return a->result != Attempt::Result::kPending || cancelled(); });
+
+  if (a->result == Attempt::Result::kAcquired) {
+    held_ = a;
+    owner_ = std::this_thread::get_id();
+    acquisition_ = Acquisition{path_,      a->node_path,  a->sequence,      a->czxid,
+                               session_->session_id(), a->generation, Clock::now()};
+    reported_state_ = LockState::kNotHeld;
+    report_state_locked();
+    return Outcome::kAcquired;
+  }
+  Outcome outcome = a->result == Attempt::Result::kNotAcquired ? Outcome::kNotAcquired
+                    : cancelled()                              ? Outcome::kCancelled
+                                                               : Outcome::kTimedOut;
+  if (a->result == Attempt::Result::kPending) cleanup_locked(a);
+  // Leave nothing behind: wait for our delete while the connection is up (one round trip), but
+  // never for a reconnect - the node goes with the session if it comes to that.
+  const Clock::time_point cleanup_deadline = Clock::now() + session_->negotiated_timeout() / 3;
+  cv_.wait_until(lock, cleanup_deadline, [&] {
+    return a->phase == Attempt::Phase::kDone || !session_->c_connected() || session_->closed();
+  });
+  busy_ = false;
+  cv_.notify_all();
+  if (a->result == Attempt::Result::kFailed) {
+    throw_error(a->error, "zklock::Mutex(\"" + path_ + "\")::lock: " +
+                              error_category().message(static_cast<int>(a->error)));
+  }
+  return outcome;
+}
+
+void MutexCore::release() noexcept {
+  std::lock_guard lock(mutex_);
+  if (!held_) return;
+  AttemptPtr a = std::move(held_);
+  held_.reset();
+  acquisition_.reset();
+  owner_ = std::thread::id();
+  reported_state_ = LockState::kNotHeld;
+  busy_ = false;
+  cleanup_locked(a);  // delete, retried in the background on connection loss
+  cv_.notify_all();
+}
+
+void MutexCore::cancel() noexcept {
+  std::lock_guard lock(mutex_);
+  ++cancel_epoch_;
+  cv_.notify_all();
+}
+
+void MutexCore::shutdown() noexcept {
+  {
+    std::unique_lock lock(mutex_);
+    shut_down_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return callers_ == 0; });
+  }
+  release();
+  session_->remove_observer(this);
+}
+
+LockState MutexCore::state() const noexcept {
+  std::lock_guard lock(mutex_);
+  return state_locked();
+}
+
+std::optional<Acquisition> MutexCore::acquisition() const {
+  std::lock_guard lock(mutex_);
+  return acquisition_;
+}
+
+bool MutexCore::wait_lost_until(Clock::time_point deadline) const {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    const LockState s = state_locked();
+    if (s == LockState::kLost || s == LockState::kNotHeld) return true;
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) return false;
+    // Wake at the Lost deadline too: the clock decides Lost even if no event comes.
+    const Clock::time_point lost_at = session_->lost_deadline();
+    cv_.wait_until(lock, std::min(deadline, lost_at > now ? lost_at : now + std::chrono::milliseconds(1)));
+  }
+}
+
+std::vector<Contender> MutexCore::contenders() const {
+  auto listing = session_->call(
+      [&](Handle& h, Completion done) { h.get_children(path_, std::move(done)); },
+      session_->negotiated_timeout());
+  if (listing.rc == Errc::no_node) return {};
+  if (listing.rc != Errc::ok) {
+    throw_error(listing.rc, "zklock::Mutex(\"" + path_ + "\")::contenders: " +
+                                error_category().message(static_cast<int>(listing.rc)));
+  }
+  std::vector<Contender> out;
+  for (const auto& name : queue_order(std::move(listing.children))) {
+    const auto parsed = parse_contender_name(name);
+    Contender c;
+    c.name = name;
+    c.sequence = parsed->sequence;
+    c.naming = parsed->naming;
+    auto r = session_->call(
+        [&](Handle& h, Completion done) { h.get_data(path_ + "/" + name, {}, std::move(done)); },
+        session_->negotiated_timeout());
+    if (r.rc == Errc::no_node) continue;  // left the queue meanwhile
+    if (r.rc != Errc::ok) {
+      throw_error(r.rc, "zklock::Mutex(\"" + path_ + "\")::contenders: " +
+                            error_category().message(static_cast<int>(r.rc)));
+    }
+    c.czxid = r.stat.czxid;
+    c.ephemeral_owner = r.stat.ephemeral_owner;
+    c.data = std::move(r.value);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace zklock::detail

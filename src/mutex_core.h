@@ -1,0 +1,121 @@
+// MutexCore: the lock recipe as a state machine driven by ZooKeeper completions (internal).
+//
+// No thread per waiter: a waiting lock() sleeps on a condition variable while the C client's
+// completion thread moves its Attempt along:
+//
+//   Creating --(create + getChildren pipelined: one round trip)--> Listing
+//   Listing  --first--> Held
+//            --not first--> Watching (getData+watch on the direct predecessor; when it was first
+//                           in line, also getData+watch on our own node, for the fast path)
+//   Watching --predecessor deleted, it was first, our node still there--> Held   (no listing)
+//            --any other notification, or predecessor already gone--> Listing
+//   Held     --unlock()--> Cleaning --delete answered--> Done
+//   any waiting phase --timeout / cancel / error / try_lock lost--> Cleaning --> Done
+//
+// A create whose reply is lost (connection loss) is found again by its uuid prefix and adopted only
+// if its ephemeralOwner is our current session. A new session generation restarts every waiting
+// attempt (new uuid, new node: the place in line is lost); nodes of the old session are never
+// adopted. Each step bumps Attempt::step, so answers to abandoned steps are ignored.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "session_core.h"
+#include "zklock/acquisition.h"
+#include "zklock/contender.h"
+#include "zklock/lock_state.h"
+#include "zklock/mutex_options.h"
+
+namespace zklock::detail {
+
+class MutexCore final : public SessionObserver, public std::enable_shared_from_this<MutexCore> {
+ public:
+  MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options);
+  ~MutexCore() override;
+
+  /// Registers with the session (needs shared_from_this, so not in the constructor).
+  void attach();
+  /// Cancels waiters, waits for them to leave, releases a held lock, unregisters.
+  void shutdown() noexcept;
+
+  enum class Outcome { kAcquired, kTimedOut, kCancelled, kNotAcquired };
+  /// Throws: Error(would_deadlock), ClosedError, NotAuthorizedError, Error.
+  Outcome acquire(std::optional<Clock::time_point> deadline, bool try_once);
+  void release() noexcept;
+  void cancel() noexcept;
+
+  LockState state() const noexcept;
+  std::optional<Acquisition> acquisition() const;
+  bool wait_lost_until(Clock::time_point deadline) const;
+  std::vector<Contender> contenders() const;
+  const std::string& path() const noexcept { return path_; }
+
+  void on_session_change() override;
+
+ private:
+  struct Attempt;
+  using AttemptPtr = std::shared_ptr<Attempt>;
+
+  std::string new_uuid();
+  void start_create_locked(const AttemptPtr& a);
+  void create_parents_locked(const AttemptPtr& a);
+  void recover_locked(const AttemptPtr& a);
+  void list_locked(const AttemptPtr& a);
+  void watch_locked(const AttemptPtr& a);
+  void acquired_locked(const AttemptPtr& a);
+  void vanished_locked(const AttemptPtr& a);
+  void fail_locked(const AttemptPtr& a, Errc code);
+  void cleanup_locked(const AttemptPtr& a);
+  void delete_node_locked(const AttemptPtr& a);
+  void finish_cleanup_locked(const AttemptPtr& a);
+  void restart_locked(const AttemptPtr& a);
+  /// Common handling of a failed step. Returns true if it was handled (retry scheduled, waiting for
+  /// the next generation, or failed); false for codes the caller must handle.
+  bool step_failed_locked(const AttemptPtr& a, Errc rc, std::function<void()> retry);
+  void retry_when_connected_locked(const AttemptPtr& a, std::function<void()> retry);
+
+  void on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& r);
+  void on_listed(const AttemptPtr& a, unsigned step, OpResult&& r);
+  void on_recovery_listing(const AttemptPtr& a, unsigned step, OpResult&& r);
+  void on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r);
+  void on_self_read(const AttemptPtr& a, unsigned step, OpResult&& r);
+  void on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType type);
+  void on_self_event(const AttemptPtr& a, WatchEventType type);
+  void on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r);
+
+  LockState state_locked() const;
+  void report_state_locked();
+  std::shared_ptr<Handle> handle_for_locked(const AttemptPtr& a) const;
+
+  const std::shared_ptr<SessionCore> session_;
+  const std::string path_;
+  const MutexOptions options_;
+  const std::string node_data_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable cv_;
+  std::vector<AttemptPtr> attempts_;  // waiting, held, or still cleaning up
+  AttemptPtr held_;
+  std::optional<Acquisition> acquisition_;
+  std::thread::id owner_;
+  LockState reported_state_ = LockState::kNotHeld;
+  // Threads of this process sharing this Mutex take turns locally first (FIFO tickets).
+  std::deque<std::uint64_t> local_queue_;
+  std::uint64_t next_ticket_ = 0;
+  bool busy_ = false;  // an attempt is in progress or the lock is held
+  std::uint64_t cancel_epoch_ = 0;
+  int callers_ = 0;  // threads inside acquire()
+  bool shut_down_ = false;
+  std::mt19937_64 random_;
+};
+
+}  // namespace zklock::detail

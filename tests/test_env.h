@@ -1,0 +1,40 @@
+// tests/test_env.h: small helpers shared by zklock's own tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <unistd.h>
+
+#include "support/wait.h"
+#include "support/zk_server.h"
+#include "zklock/session.h"
+
+namespace zklock::testing {
+
+using namespace std::chrono_literals;
+
+/// A lock path no other test (or earlier run against an external server) uses.
+inline std::string unique_path(const std::string& stem) {
+  static std::atomic<int> counter{0};
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "test";
+  for (char& c : name) {
+    if (c == '/') c = '_';
+  }
+  return "/zklock-test/" + stem + "-" + name + "-" + std::to_string(getpid()) + "-" +
+         std::to_string(counter++);
+}
+
+inline SessionOptions options_for(const std::string& connect,
+                                  std::chrono::milliseconds timeout = 4000ms) {
+  SessionOptions o;
+  o.connect = connect;
+  o.session_timeout = timeout;
+  o.connect_timeout = 10s;
+  return o;
+}
+
+}  // namespace zklock::testing
