@@ -237,9 +237,10 @@ std::uint64_t Handle::get_data(const std::string& path, WatchFn watch, Completio
   int rc;
   if (watch) {
     watch_id = next_id_++;
-    watches_.emplace(watch_id, std::move(watch));
+    watches_.emplace(watch_id, Watch{path, std::move(watch)});
+    ++watches_per_path_[path];
     rc = zoo_awget(zh_, path.c_str(), &on_watch, reinterpret_cast<void*>(watch_id), &on_data, ctx);
-    if (rc != ZOK) watches_.erase(watch_id);
+    if (rc != ZOK) forget_watch_locked(watch_id);
   } else {
     rc = zoo_aget(zh_, path.c_str(), 0, &on_data, ctx);
   }
@@ -318,22 +319,34 @@ void Handle::multi(std::vector<MultiOp> ops, Completion done) {
                             ctx->multi_results.data(), &on_void, ctx));
 }
 
+void Handle::forget_watch_locked(std::uint64_t watch_id) {
+  auto it = watches_.find(watch_id);
+  if (it == watches_.end()) return;
+  auto count = watches_per_path_.find(it->second.path);
+  if (count != watches_per_path_.end() && --count->second <= 0) watches_per_path_.erase(count);
+  watches_.erase(it);
+}
+
 void Handle::remove_watch(const std::string& path, std::uint64_t watch_id, Completion done) {
   std::lock_guard lock(mutex_);
-  watches_.erase(watch_id);
+  forget_watch_locked(watch_id);
+  if (watches_per_path_.count(path) != 0) {
+    fail_soon(std::move(done), Errc::ok);  // another of ours still needs the server's watch
+    return;
+  }
   OpContext* ctx = begin(Operation::kRemoveWatches, path, done);
   if (!ctx) return;
-  // Only the server-side removal (local = 0): the 3.8.0 async call with local = 1 corrupts memory.
-  // 3.8.0 declares the completion as a pointer to a function pointer but stores and calls it as
-  // the function pointer itself, hence the cast.
+  // zoo_aremove_watches() sends only a CheckWatches request (the server keeps the watch); the
+  // "all" variant sends RemoveWatches. Server side (local = 0) only: the 3.8.0 async call with
+  // local = 1 corrupts memory. 3.8.0 declares the completion as a pointer to a function pointer
+  // but stores and calls it as the function pointer itself, hence the cast.
   auto* completion = reinterpret_cast<void_completion_t*>(reinterpret_cast<void*>(&on_void));
-  submitted(ctx, zoo_aremove_watches(zh_, path.c_str(), ZWATCHTYPE_DATA, &on_watch,
-                                     reinterpret_cast<void*>(watch_id), 0, completion, ctx));
+  submitted(ctx, zoo_aremove_all_watches(zh_, path.c_str(), ZWATCHTYPE_DATA, 0, completion, ctx));
 }
 
 void Handle::forget_watch(std::uint64_t watch_id) {
   std::lock_guard lock(mutex_);
-  watches_.erase(watch_id);
+  forget_watch_locked(watch_id);
 }
 
 void Handle::finish(OpContext* ctx, OpResult&& result) {
@@ -362,8 +375,8 @@ void Handle::fire_watch(std::uint64_t id, int type) {
     std::lock_guard lock(mutex_);
     auto it = watches_.find(id);
     if (it == watches_.end()) return;
-    fn = std::move(it->second);
-    watches_.erase(it);
+    fn = std::move(it->second.fn);
+    forget_watch_locked(id);
   }
   fn(watch_type(type));
 }
@@ -380,6 +393,7 @@ void Handle::fail_pending(Errc code) {
       to_fail.push_back(std::move(ctx->done));
     }
     watches_.clear();
+    watches_per_path_.clear();
   }
   for (auto& done : to_fail) {
     OpResult r;

@@ -97,8 +97,11 @@ class Handle {
   void set(const std::string& path, const std::string& data, int version, Completion done);
   void multi(std::vector<MultiOp> ops, Completion done);
   void add_digest_auth(const std::string& user_password, Completion done);
-  /// Removes a data watch set by get_data() from the server and forgets its callback (which will not
-  /// be called after this returns, even if the event is already on its way).
+  /// Forgets a data watch set by get_data() (its callback will not be called after this returns,
+  /// even if the event is already on its way) and, when no other watch of ours is left on `path`,
+  /// removes the session's data watch on `path` from the server. (The C client's per-watcher
+  /// removal only checks the server's watch and removes it locally: server-side removal is
+  /// per path and session, hence the count.)
   void remove_watch(const std::string& path, std::uint64_t watch_id, Completion done);
   /// Forgets a watch's callback locally only (the server's watch stays until it fires).
   void forget_watch(std::uint64_t watch_id);
@@ -129,7 +132,13 @@ class Handle {
   bool closed_ = false;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<OpContext>> pending_;
-  std::unordered_map<std::uint64_t, WatchFn> watches_;
+  struct Watch {
+    std::string path;
+    WatchFn fn;
+  };
+  void forget_watch_locked(std::uint64_t watch_id);
+  std::unordered_map<std::uint64_t, Watch> watches_;
+  std::unordered_map<std::string, int> watches_per_path_;  // our live data watches on each path
 };
 
 }  // namespace zklock::detail

@@ -58,6 +58,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   bool wait_lost_until(Clock::time_point deadline) const;
   std::vector<Contender> contenders() const;
   const std::string& path() const noexcept { return path_; }
+  SessionCore& session() const noexcept { return *session_; }
 
   void on_session_change() override;
 

@@ -31,6 +31,7 @@
 
 #include "zklock/acquisition.h"
 #include "zklock/contender.h"
+#include "zklock/fenced_write.h"
 #include "zklock/fencing_token.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex_options.h"
@@ -100,6 +101,14 @@ class Mutex {
   std::optional<Acquisition> acquisition() const;
   /// Returns: the current acquisition's fencing token. Throws: Error(not_held) if not held.
   FencingToken fencing_token() const;
+
+  /// Effects: applies `writes` in one ZooKeeper multi together with a check that our lock node
+  ///   still exists: all of them, only if the lock is still ours on the server; else nothing.
+  /// Throws: LockLostError if not held, held in an ended session, or the lock node is gone -
+  ///   nothing was written. InvalidArgumentError for a bad path in `writes`. Error with the failing
+  ///   operation's code (e.g. bad_version, node_exists) - nothing was written. ConnectionLossError
+  ///   when the answer did not come: the writes may or may not have been applied.
+  void commit_fenced(const FencedWrite& writes) const;
 
   /// Effects: waits until the current acquisition is Lost (or released), or `timeout` passes.
   /// Returns: true if it is Lost or no longer held.

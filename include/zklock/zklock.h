@@ -4,6 +4,7 @@
 #include "zklock/acquisition.h"
 #include "zklock/contender.h"
 #include "zklock/errors.h"
+#include "zklock/fenced_write.h"
 #include "zklock/fencing_token.h"
 #include "zklock/guard.h"
 #include "zklock/lock_state.h"

@@ -1,0 +1,589 @@
+// zklock::Mutex against real servers: the recipe's correctness cases, one test each.
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "support/fault_proxy.h"
+#include "support/four_letter_words.h"
+#include "support/zk_ensemble.h"
+#include "test_env.h"
+#include "zklock/zklock.h"
+
+namespace zklock::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> lock_children(Session& s, const std::string& path) {
+  auto kids = s.children(path);
+  return kids ? *kids : std::vector<std::string>{};
+}
+
+// Paths under `prefix` that some session watches on the server (wchp).
+std::vector<std::string> watches_under(int port, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& p : watched_paths(port)) {
+    if (p.compare(0, prefix.size(), prefix) == 0) out.push_back(p);
+  }
+  return out;
+}
+
+// Runs lock() on a thread of its own; reports when it returned and how.
+class Waiter {
+ public:
+  explicit Waiter(Mutex& m) : mutex_(m) {
+    thread_ = std::thread([this] {
+      try {
+        mutex_.lock();
+        acquired_at_ = Clock::now();
+        acquired_ = true;
+      } catch (const CancelledError&) {
+        cancelled_ = true;
+      } catch (const std::exception& e) {
+        std::lock_guard lock(error_mutex_);
+        error_ = e.what();
+        failed_ = true;
+      }
+      done_ = true;
+    });
+  }
+  ~Waiter() { join(); }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  bool done() const { return done_; }
+  bool acquired() const { return acquired_; }
+  bool cancelled() const { return cancelled_; }
+  bool failed() const { return failed_; }
+  Clock::time_point acquired_at() const { return acquired_at_; }
+
+ private:
+  Mutex& mutex_;
+  std::atomic<bool> done_{false}, acquired_{false}, cancelled_{false}, failed_{false};
+  Clock::time_point acquired_at_{};
+  std::mutex error_mutex_;
+  std::string error_;
+  std::thread thread_;
+};
+
+TEST(MutexTest, BadLockPathsAreRejectedAtConstruction) {
+  auto server = shared_server();
+  Session s(options_for(server.connect));
+  for (const std::string bad : {std::string(""), std::string("relative"), std::string("/"),
+                                std::string("/a/"), std::string("/a//b"), std::string("/a/./b"),
+                                std::string("/a/.."), std::string("/a\x01"), std::string("/a\0b", 4),
+                                std::string("/zookeeper"), std::string("/zookeeper/quota/x")}) {
+    EXPECT_THROW(Mutex(s, bad), InvalidArgumentError) << "path: " << bad;
+  }
+  EXPECT_NO_THROW(Mutex(s, "/zookeeperish/lock"));
+}
+
+TEST(MutexTest, AcquisitionReportsNodeSequenceCzxidAndSession) {
+  auto server = shared_server();
+  Session s(options_for(server.connect));
+  const std::string path = unique_path("acq");
+  MutexOptions options;
+  options.description = "acquisition test";
+  Mutex m(s, path, options);
+  EXPECT_EQ(m.state(), LockState::kNotHeld);
+  EXPECT_THROW(m.fencing_token(), Error);
+  Guard g(m);
+  const Acquisition a = g.acquisition();
+  EXPECT_EQ(a.lock_path, path);
+  EXPECT_EQ(a.node_path.rfind(path + "/_c_", 0), 0u) << a.node_path;
+  auto node = s.get(a.node_path);
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->stat.czxid, a.czxid);
+  EXPECT_EQ(node->stat.ephemeral_owner, s.session_id());
+  EXPECT_EQ(a.session_id, s.session_id());
+  EXPECT_NE(node->data.find("\"description\":\"acquisition test\""), std::string::npos) << node->data;
+  EXPECT_EQ(parse_contender_name(a.node_path.substr(path.size() + 1))->sequence, a.sequence);
+  EXPECT_EQ(g.fencing_token(), FencingToken(a.czxid, a.sequence));
+  EXPECT_EQ(g.state(), LockState::kHeld);
+  EXPECT_TRUE(g.valid());
+  const auto contenders = m.contenders();
+  ASSERT_EQ(contenders.size(), 1u);
+  EXPECT_EQ(contenders[0].czxid, a.czxid);
+  EXPECT_EQ(contenders[0].naming, NodeNaming::kProtected);
+}
+
+TEST(MutexTest, NeverTwoHoldersAcrossSessionsAndIterations) {
+  auto server = shared_server();
+  const std::string path = unique_path("mutex");
+  constexpr int kSessions = 6, kIterations = 15;
+  std::atomic<int> inside{0}, overlaps{0}, entries{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kSessions; ++i) {
+    threads.emplace_back([&] {
+      Session s(options_for(server.connect));
+      Mutex m(s, path);
+      for (int k = 0; k < kIterations; ++k) {
+        std::lock_guard guard(m);
+        if (inside.fetch_add(1) != 0) ++overlaps;
+        ++entries;
+        std::this_thread::yield();
+        inside.fetch_sub(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(entries.load(), kSessions * kIterations);
+  Session s(options_for(server.connect));
+  EXPECT_TRUE(lock_children(s, path).empty());
+}
+
+TEST(MutexTest, WaitersAcquireInFifoOrder) {
+  auto server = shared_server();
+  const std::string path = unique_path("fifo");
+  Session holder_session(options_for(server.connect));
+  Mutex holder(holder_session, path);
+  holder.lock();
+  constexpr int kWaiters = 5;
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<std::unique_ptr<Mutex>> mutexes;
+  std::vector<std::unique_ptr<Waiter>> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    sessions.push_back(std::make_unique<Session>(options_for(server.connect)));
+    mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path));
+    waiters.push_back(std::make_unique<Waiter>(*mutexes.back()));
+    // Queue them one at a time: waiter i's node exists before waiter i+1 starts.
+    ASSERT_TRUE(wait_until([&] { return lock_children(holder_session, path).size() == static_cast<size_t>(i + 2); }, 10s));
+  }
+  auto order = holder.contenders();
+  ASSERT_EQ(order.size(), static_cast<size_t>(kWaiters + 1));
+  holder.unlock();
+  for (int i = 0; i < kWaiters; ++i) {
+    ASSERT_TRUE(wait_until([&] { return waiters[i]->acquired(); }, 10s)) << "waiter " << i;
+    for (int j = i + 1; j < kWaiters; ++j) EXPECT_FALSE(waiters[j]->acquired()) << j << " before " << i;
+    EXPECT_EQ(mutexes[i]->acquisition()->czxid, order[i + 1].czxid);
+    mutexes[i]->unlock();
+  }
+}
+
+TEST(MutexTest, TwentyConcurrentTryLocksExactlyOneWins) {
+  auto server = shared_server();
+  const std::string path = unique_path("try");
+  constexpr int kContenders = 20;
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<std::unique_ptr<Mutex>> mutexes;
+  for (int i = 0; i < kContenders; ++i) {
+    sessions.push_back(std::make_unique<Session>(options_for(server.connect)));
+    mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path));
+  }
+  std::atomic<int> ready{0}, wins{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kContenders; ++i) {
+    threads.emplace_back([&, i] {
+      ++ready;
+      while (!go) std::this_thread::yield();
+      if (mutexes[i]->try_lock()) ++wins;
+    });
+  }
+  ASSERT_TRUE(wait_until([&] { return ready == kContenders; }, 10s));
+  go = true;
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wins.load(), 1);
+  // Losers removed their nodes before try_lock returned; only the winner's node is left.
+  EXPECT_EQ(lock_children(*sessions[0], path).size(), 1u);
+}
+
+TEST(MutexTest, TimeoutLeavesNoNodeAndNoWatch) {
+  auto server = shared_server();
+  const std::string path = unique_path("timeout");
+  Session a(options_for(server.connect)), b(options_for(server.connect));
+  Mutex holder(a, path), waiter(b, path);
+  holder.lock();
+  const auto start = Clock::now();
+  EXPECT_FALSE(waiter.try_lock_for(300ms));
+  EXPECT_GE(Clock::now() - start, 300ms);
+  EXPECT_EQ(lock_children(a, path).size(), 1u);
+  EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s))
+      << "a watch was left behind: " << four_letter_word(server.port, "wchp");
+  // unique_lock with a timeout, std style.
+  std::unique_lock<Mutex> timed(waiter, 100ms);
+  EXPECT_FALSE(timed.owns_lock());
+  holder.unlock();
+  std::unique_lock<Mutex> got(waiter, 5s);
+  EXPECT_TRUE(got.owns_lock());
+}
+
+TEST(MutexTest, CancelWakesAWaitingLockAndLeavesNothing) {
+  auto server = shared_server();
+  const std::string path = unique_path("cancel");
+  Session a(options_for(server.connect)), b(options_for(server.connect));
+  Mutex holder(a, path), waiter(b, path);
+  holder.lock();
+  Waiter w(waiter);
+  ASSERT_TRUE(wait_until([&] { return lock_children(a, path).size() == 2; }, 5s));
+  waiter.cancel();
+  ASSERT_TRUE(wait_until([&] { return w.done(); }, 5s));
+  EXPECT_TRUE(w.cancelled());
+  EXPECT_EQ(lock_children(a, path).size(), 1u);
+  EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s));
+  // A later lock() is not affected by the earlier cancel.
+  holder.unlock();
+  EXPECT_TRUE(waiter.try_lock_for(5s));
+}
+
+TEST(MutexTest, TryLockForIsAnOverallDeadlineNotPerWait) {
+  auto server = shared_server();
+  const std::string path = unique_path("deadline");
+  Session a(options_for(server.connect)), b(options_for(server.connect)), c(options_for(server.connect));
+  Mutex holder(a, path), ahead(b, path), timed(c, path);
+  holder.lock();
+  Waiter first_in_queue(ahead);
+  ASSERT_TRUE(wait_until([&] { return lock_children(a, path).size() == 2; }, 5s));
+  // `timed` waits behind `ahead`; when `ahead` leaves, `timed` is woken and waits again (on the
+  // holder). An overall deadline still ends at start + 1.5 s; a per-wait one would restart.
+  std::thread leave([&] {
+    std::this_thread::sleep_for(1s);  // the fault being injected, not synchronisation
+    ahead.cancel();
+  });
+  const auto start = Clock::now();
+  EXPECT_FALSE(timed.try_lock_for(1500ms));
+  const auto elapsed = Clock::now() - start;
+  leave.join();
+  EXPECT_GE(elapsed, 1500ms);
+  EXPECT_LT(elapsed, 2400ms) << "the deadline restarted when the predecessor changed";
+  EXPECT_TRUE(first_in_queue.cancelled() || (first_in_queue.join(), first_in_queue.cancelled()));
+}
+
+TEST(MutexTest, StdLockOverTwoMutexesAndScopedLock) {
+  auto server = shared_server();
+  const std::string p1 = unique_path("two-a"), p2 = unique_path("two-b");
+  Session s(options_for(server.connect)), other(options_for(server.connect));
+  Mutex a(s, p1), b(s, p2);
+  Mutex b_elsewhere(other, p2);
+  b_elsewhere.lock();
+  std::thread release([&] {
+    std::this_thread::sleep_for(200ms);  // hold b a little while std::lock spins on it
+    b_elsewhere.unlock();
+  });
+  std::lock(a, b);
+  EXPECT_TRUE(a.owns_lock());
+  EXPECT_TRUE(b.owns_lock());
+  a.unlock();
+  b.unlock();
+  release.join();
+  {
+    std::scoped_lock both(a, b);
+    EXPECT_TRUE(a.owns_lock() && b.owns_lock());
+  }
+  EXPECT_FALSE(a.owns_lock());
+}
+
+TEST(MutexTest, ReentrantLockFailsClearly) {
+  auto server = shared_server();
+  Session s(options_for(server.connect));
+  Mutex m(s, unique_path("reentrant"));
+  m.lock();
+  try {
+    m.lock();
+    FAIL() << "lock() twice from one thread did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::would_deadlock);
+  }
+  m.unlock();
+}
+
+TEST(MutexTest, ManyMutexesOverOneSessionFromManyThreads) {
+  auto server = shared_server();
+  Session s(options_for(server.connect));
+  const std::vector<std::string> paths = {unique_path("many"), unique_path("many")};
+  std::vector<std::unique_ptr<Mutex>> mutexes;
+  for (int i = 0; i < 4; ++i) mutexes.push_back(std::make_unique<Mutex>(s, paths[i % 2]));
+  std::atomic<int> inside[2] = {{0}, {0}};
+  std::atomic<int> overlaps{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      Mutex& m = *mutexes[t % 4];  // two threads share each Mutex object
+      const int p = t % 2;
+      for (int k = 0; k < 10; ++k) {
+        std::lock_guard guard(m);
+        if (inside[p].fetch_add(1) != 0) ++overlaps;
+        std::this_thread::yield();
+        inside[p].fetch_sub(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_TRUE(lock_children(s, paths[0]).empty());
+  EXPECT_TRUE(lock_children(s, paths[1]).empty());
+}
+
+TEST(MutexTest, OurNodeDeletedWhileWaitingRequeues) {
+  auto server = shared_server();
+  const std::string path = unique_path("vanish");
+  Session a(options_for(server.connect)), b(options_for(server.connect)), admin(options_for(server.connect));
+  Mutex holder(a, path), waiter(b, path);
+  holder.lock();
+  const std::string holder_node = holder.acquisition()->node_path;
+  Waiter w(waiter);
+  std::string waiter_node;
+  ASSERT_TRUE(wait_until([&] {
+    for (const auto& n : lock_children(admin, path)) {
+      if (path + "/" + n != holder_node) waiter_node = path + "/" + n;
+    }
+    return !waiter_node.empty();
+  }, 5s));
+  ASSERT_TRUE(admin.remove(waiter_node));  // an operator deletes the waiter's node
+  // The waiter notices and queues again with a new node, behind the holder.
+  ASSERT_TRUE(wait_until([&] {
+    auto kids = lock_children(admin, path);
+    return kids.size() == 2 && path + "/" + kids[0] != waiter_node && path + "/" + kids[1] != waiter_node;
+  }, 5s));
+  EXPECT_FALSE(w.acquired());
+  holder.unlock();
+  ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 5s));
+  EXPECT_NE(waiter.acquisition()->node_path, waiter_node);
+  waiter.unlock();
+  EXPECT_TRUE(wait_until([&] { return lock_children(admin, path).empty(); }, 5s));
+}
+
+// Injects one fault in the client seam: the first request for which `action` returns a decision
+// gets it (a decision of pass() still counts as the one, for hooks that act on the side).
+class OneShotHook : public FaultHook {
+ public:
+  using Action = std::function<std::optional<FaultDecision>(Operation, std::string_view)>;
+  explicit OneShotHook(Action action) : action_(std::move(action)) {}
+  FaultDecision on_request(Operation op, std::string_view path) override {
+    std::lock_guard lock(mutex_);
+    if (fired_) return FaultDecision::pass();
+    std::optional<FaultDecision> d = action_(op, path);
+    if (!d) return FaultDecision::pass();
+    fired_ = true;
+    return *d;
+  }
+  bool fired() const {
+    std::lock_guard lock(mutex_);
+    return fired_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  bool fired_ = false;
+  Action action_;
+};
+
+TEST(MutexTest, LostCreateReplyLeavesNoOrphanAndNoDuplicate) {
+  auto server = shared_server();
+  const std::string path = unique_path("lostreply");
+  auto hook = std::make_shared<OneShotHook>([](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+    if (op != Operation::kCreate || p.find("-lock-") == std::string_view::npos) return std::nullopt;
+    return FaultDecision::lose_reply(Errc::connection_loss);
+  });
+  SessionOptions o = options_for(server.connect);
+  o.fault_hook = hook;
+  Session s(o);
+  Mutex m(s, path);
+  m.lock();  // the create happened on the server; its reply was "lost"
+  EXPECT_TRUE(hook->fired());
+  const auto kids = lock_children(s, path);
+  ASSERT_EQ(kids.size(), 1u) << "an orphan or a duplicate entry was left";
+  EXPECT_EQ(path + "/" + kids[0], m.acquisition()->node_path);
+  m.unlock();
+  EXPECT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 5s));
+}
+
+TEST(MutexTest, LostCreateReplyNeverAdoptsAnotherSessionsNode) {
+  auto server = shared_server();
+  const std::string path = unique_path("foreign");
+  Session intruder(options_for(server.connect));
+  intruder.create(path, {}, CreateMode::kPersistent, true);
+  std::string foreign;
+  // The create is "lost" and, before we look for it, another session creates a node with our uuid
+  // prefix: the name matches but the owner does not - it must not be adopted.
+  auto hook = std::make_shared<OneShotHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+    if (op != Operation::kCreate || p.find("-lock-") == std::string_view::npos) return std::nullopt;
+    foreign = intruder.create(std::string(p), "intruder", CreateMode::kEphemeral);
+    return FaultDecision::fail_before_send(Errc::connection_loss);
+  });
+  SessionOptions o = options_for(server.connect);
+  o.fault_hook = hook;
+  Session s(o);
+  Mutex m(s, path);
+  EXPECT_TRUE(m.try_lock_for(5s));
+  ASSERT_TRUE(hook->fired());
+  EXPECT_NE(m.acquisition()->node_path, foreign);
+  auto ours = s.get(m.acquisition()->node_path);
+  ASSERT_TRUE(ours);
+  EXPECT_EQ(ours->stat.ephemeral_owner, s.session_id());
+  m.unlock();
+}
+
+TEST(MutexTest, PredecessorDeletedBetweenListingAndWatch) {
+  auto server = shared_server();
+  const std::string path = unique_path("race");
+  Session a(options_for(server.connect)), admin(options_for(server.connect));
+  Mutex holder(a, path);
+  holder.lock();
+  const std::string holder_node = holder.acquisition()->node_path;
+  // Right before the waiter's getData+watch on its predecessor goes out, the predecessor is deleted.
+  auto hook = std::make_shared<OneShotHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+    if (op != Operation::kGetData || p != holder_node) return std::nullopt;
+    admin.remove(holder_node);
+    return FaultDecision::pass();
+  });
+  SessionOptions o = options_for(server.connect);
+  o.fault_hook = hook;
+  Session b(o);
+  Mutex waiter(b, path);
+  EXPECT_TRUE(waiter.try_lock_for(5s));  // NoNode on the read -> list again -> first
+  EXPECT_TRUE(hook->fired());
+  waiter.unlock();
+  EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s));
+}
+
+TEST(MutexTest, ReleaseRetriesADeleteThatFailed) {
+  auto server = shared_server();
+  const std::string path = unique_path("release");
+  auto hook = std::make_shared<OneShotHook>([](Operation op, std::string_view) -> std::optional<FaultDecision> {
+    if (op != Operation::kDelete) return std::nullopt;
+    return FaultDecision::lose_reply(Errc::connection_loss);
+  });
+  SessionOptions o = options_for(server.connect);
+  o.fault_hook = hook;
+  Session s(o);
+  Mutex m(s, path);
+  m.lock();
+  m.unlock();  // noexcept; the delete's answer is "lost" and it is sent again
+  EXPECT_TRUE(hook->fired());
+  EXPECT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 5s));
+  EXPECT_TRUE(m.try_lock());
+  m.unlock();
+}
+
+TEST(MutexTest, HolderSessionExpiresWaiterAcquiresAfterTheHolderWasTold) {
+  auto server = shared_server();
+  const std::string path = unique_path("expire");
+  auto proxy = FaultProxy::start("127.0.0.1", server.port);
+  std::atomic<int64_t> told_lost_ns{0};
+  MutexOptions mo;
+  mo.on_state_change = [&](LockState st, const Acquisition&) {
+    if (st == LockState::kLost && told_lost_ns == 0) {
+      told_lost_ns = Clock::now().time_since_epoch().count();
+    }
+  };
+  Session holder_session(options_for(proxy->connect_string(), 2000ms));
+  Mutex holder(holder_session, path, mo);
+  holder.lock();
+  Session waiter_session(options_for(server.connect));
+  Mutex waiter(waiter_session, path);
+  Waiter w(waiter);
+  ASSERT_TRUE(wait_until([&] { return lock_children(waiter_session, path).size() == 2; }, 5s));
+  proxy->blackhole();  // the holder is cut off; the server expires its session after ~2 s
+  ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 15s));
+  ASSERT_NE(told_lost_ns.load(), 0) << "the waiter acquired but the old holder was never told";
+  EXPECT_LT(told_lost_ns.load(), w.acquired_at().time_since_epoch().count())
+      << "the old holder was told after the new holder acquired";
+  EXPECT_EQ(holder.state(), LockState::kLost);
+  EXPECT_THROW(Guard(holder, std::try_to_lock).throw_if_lost(), std::exception);
+  holder.unlock();
+  waiter.unlock();
+}
+
+TEST(MutexTest, WaiterAheadExpiresYouKeepWaitingThenItRequeues) {
+  auto server = shared_server();
+  const std::string path = unique_path("ahead");
+  auto proxy = FaultProxy::start("127.0.0.1", server.port);
+  Session h(options_for(server.connect)), w2s(options_for(server.connect));
+  Session w1s(options_for(proxy->connect_string(), 2000ms));
+  Mutex holder(h, path), w1(w1s, path), w2(w2s, path);
+  holder.lock();
+  Waiter first(w1);
+  ASSERT_TRUE(wait_until([&] { return lock_children(h, path).size() == 2; }, 5s));
+  Waiter second(w2);
+  ASSERT_TRUE(wait_until([&] { return lock_children(h, path).size() == 3; }, 5s));
+  const auto before = lock_children(h, path);
+  proxy->blackhole();  // w1's session expires; its node goes; w2 is woken
+  ASSERT_TRUE(wait_until([&] { return lock_children(h, path).size() == 2; }, 15s));
+  // w2 must not be handed the lock while the holder holds.
+  EXPECT_FALSE(wait_until([&] { return second.acquired(); }, 500ms));
+  EXPECT_TRUE(holder.owns_lock());
+  proxy->heal(Heal::kResetDamaged);
+  // w1 re-queues in a new session (behind w2 now: its place in line is lost).
+  ASSERT_TRUE(wait_until([&] { return lock_children(h, path).size() == 3; }, 20s));
+  EXPECT_GE(w1s.generation(), 2u);
+  holder.unlock();
+  ASSERT_TRUE(wait_until([&] { return second.acquired(); }, 5s));
+  EXPECT_FALSE(first.acquired());
+  w2.unlock();
+  ASSERT_TRUE(wait_until([&] { return first.acquired(); }, 5s));
+  w1.unlock();
+  EXPECT_TRUE(wait_until([&] { return lock_children(h, path).empty(); }, 5s));
+}
+
+TEST(MutexTest, ServerRestartWhileHoldingAndWaiting) {
+  if (using_external_server()) GTEST_SKIP() << "needs a server of its own to restart";
+  auto server = ZkServer::start();
+  const std::string path = "/restart/lock";
+  Session a(options_for(server->connect_string(), 10000ms)), b(options_for(server->connect_string(), 10000ms));
+  Mutex holder(a, path), waiter(b, path);
+  holder.lock();
+  Waiter w(waiter);
+  ASSERT_TRUE(wait_until([&] { return lock_children(a, path).size() == 2; }, 5s));
+  server->stop();
+  ASSERT_TRUE(wait_until([&] { return holder.state() == LockState::kSuspended; }, 10s));
+  server->restart();
+  ASSERT_TRUE(wait_until([&] { return holder.state() == LockState::kHeld; }, 10s));
+  EXPECT_FALSE(w.acquired());
+  holder.unlock();
+  ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 10s));  // its watch survived the restart
+  EXPECT_EQ(a.generation(), 1u);
+  EXPECT_EQ(b.generation(), 1u);
+  waiter.unlock();
+}
+
+TEST(MutexTest, EnsembleLeaderKilledUnderContention) {
+  if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
+  auto ensemble = ZkEnsemble::start(3);
+  const std::string path = "/ensemble/lock";
+  std::atomic<int> inside{0}, overlaps{0}, done{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      Session s(options_for(ensemble->connect_string(), 10000ms));
+      Mutex m(s, path);
+      while (!stop) {
+        if (!m.try_lock_for(2s)) continue;
+        if (inside.fetch_add(1) != 0) ++overlaps;
+        std::this_thread::yield();
+        inside.fetch_sub(1);
+        m.unlock();
+        ++done;
+      }
+    });
+  }
+  ASSERT_TRUE(wait_until([&] { return done > 20; }, 30s));
+  ensemble->kill_leader();
+  ASSERT_TRUE(ensemble->wait_for_leader(30s));
+  const int before = done;
+  EXPECT_TRUE(wait_until([&] { return done > before + 20; }, 30s)) << "no progress after failover";
+  stop = true;
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(overlaps.load(), 0);
+}
+
+TEST(MutexTest, QueueOrderHandlesTheSequenceWrap) {
+  // Sequence numbers are signed 32-bit: after 2147483647 comes -2147483648.
+  const auto ordered = queue_order({"_c_b-lock--2147483648", "x__lock__2147483646",
+                                    "_c_a-lock-2147483647", "_c_c-lock--2147483647", "junk"});
+  EXPECT_EQ(ordered, (std::vector<std::string>{"x__lock__2147483646", "_c_a-lock-2147483647",
+                                               "_c_b-lock--2147483648", "_c_c-lock--2147483647"}));
+  // Away from the wrap, numeric (not string) order.
+  EXPECT_EQ(queue_order({"a-lock-0000000010", "b-lock-0000000009", "c-lock--000000001"}),
+            (std::vector<std::string>{"c-lock--000000001", "b-lock-0000000009", "a-lock-0000000010"}));
+  EXPECT_FALSE(parse_contender_name("_c_x-lock-123"));
+  EXPECT_FALSE(parse_contender_name("abc__rlock__0000000001"));
+  EXPECT_EQ(parse_contender_name("abc__lock__0000000001")->naming, NodeNaming::kKazoo);
+  EXPECT_EQ(parse_contender_name("plain-lock-0000000001")->naming, NodeNaming::kPlain);
+}
+
+}  // namespace
+}  // namespace zklock::testing
