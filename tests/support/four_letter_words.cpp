@@ -1,0 +1,251 @@
+// tests/support/four_letter_words.cpp
+#include "support/four_letter_words.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <set>
+
+namespace zklock::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds left until `deadline`, for poll(); 0 once passed.
+int remaining_ms(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
+}
+
+// poll() one descriptor for `events` until the deadline. True when ready.
+bool wait_ready(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    pollfd pfd{fd, events, 0};
+    const int n = ::poll(&pfd, 1, remaining_ms(deadline));
+    if (n > 0) return true;
+    if (n == 0) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
+struct Socket {
+  int fd = -1;
+  ~Socket() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Splits into lines without the trailing '\n' (and a '\r' if any).
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+std::optional<std::string> try_four_letter_word(int port, std::string_view word,
+                                                std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  Socket sock;
+  sock.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (sock.fd < 0) return std::nullopt;
+
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(sock.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    if (errno != EINPROGRESS) return std::nullopt;
+    if (!wait_ready(sock.fd, POLLOUT, deadline)) return std::nullopt;
+    int error = 0;
+    socklen_t len = sizeof error;
+    if (::getsockopt(sock.fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0) {
+      return std::nullopt;
+    }
+  }
+
+  std::string_view pending = word;
+  while (!pending.empty()) {
+    const ssize_t n = ::send(sock.fd, pending.data(), pending.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      pending.remove_prefix(static_cast<std::size_t>(n));
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!wait_ready(sock.fd, POLLOUT, deadline)) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+
+  // The server answers and closes: read until EOF. A frozen server accepts the connection (the
+  // kernel does that) but never answers, hence the deadline.
+  std::string reply;
+  std::array<char, 8192> buffer{};
+  for (;;) {
+    const ssize_t n = ::recv(sock.fd, buffer.data(), buffer.size(), 0);
+    if (n > 0) {
+      reply.append(buffer.data(), static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      return reply;
+    } else if (errno == EAGAIN || errno == EINTR) {
+      if (!wait_ready(sock.fd, POLLIN, deadline)) return std::nullopt;
+    } else {
+      // ECONNRESET: the server closed without reading everything we sent. It did answer.
+      return errno == ECONNRESET && !reply.empty() ? std::optional<std::string>(reply)
+                                                   : std::nullopt;
+    }
+  }
+}
+
+std::string four_letter_word(int port, std::string_view word, std::chrono::milliseconds timeout) {
+  return try_four_letter_word(port, word, timeout).value_or(std::string());
+}
+
+std::map<std::string, std::string> parse_mntr(std::string_view text) {
+  std::map<std::string, std::string> values;
+  for (std::string_view line : split_lines(text)) {
+    const std::size_t tab = line.find('\t');
+    if (tab == std::string_view::npos || tab == 0) continue;
+    values[std::string(line.substr(0, tab))] = std::string(line.substr(tab + 1));
+  }
+  return values;
+}
+
+std::string parse_mode(std::string_view text) {
+  for (std::string_view line : split_lines(text)) {
+    if (starts_with(line, "Mode: ")) return std::string(trim(line.substr(6)));
+  }
+  return {};
+}
+
+std::optional<int64_t> parse_session_id(std::string_view text) {
+  text = trim(text);
+  if (!starts_with(text, "0x") || text.size() < 3 || text.size() > 18) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : text.substr(2)) {
+    int digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      digit = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      digit = c - 'A' + 10;
+    } else {
+      return std::nullopt;
+    }
+    value = (value << 4) | static_cast<uint64_t>(digit);
+  }
+  return static_cast<int64_t>(value);  // two's complement, as Java's long and clientid_t
+}
+
+WatchesBySession parse_wchc(std::string_view text) {
+  WatchesBySession result;
+  std::optional<int64_t> session;
+  for (std::string_view line : split_lines(text)) {
+    if (starts_with(line, "\t")) {
+      const std::string_view path = line.substr(1);  // paths may contain spaces: no trim
+      if (session && starts_with(path, "/")) result[*session].emplace_back(path);
+    } else {
+      session = parse_session_id(line);
+      if (session) result[*session];  // a session line with no path lines still appears
+    }
+  }
+  return result;
+}
+
+WatchesByPath parse_wchp(std::string_view text) {
+  WatchesByPath result;
+  std::optional<std::string> path;
+  for (std::string_view line : split_lines(text)) {
+    if (starts_with(line, "\t")) {
+      const auto session = parse_session_id(line);
+      if (path && session) result[*path].push_back(*session);
+    } else if (starts_with(line, "/")) {
+      path = std::string(line);
+      result[*path];
+    } else {
+      path.reset();
+    }
+  }
+  return result;
+}
+
+EphemeralsBySession parse_dump_ephemerals(std::string_view text) {
+  EphemeralsBySession result;
+  bool in_section = false;
+  std::optional<int64_t> session;
+  for (std::string_view line : split_lines(text)) {
+    if (!in_section) {
+      in_section = starts_with(line, "Sessions with Ephemerals");
+      continue;
+    }
+    if (starts_with(line, "\t")) {
+      const std::string_view path = line.substr(1);  // paths may contain spaces: no trim
+      if (session && starts_with(path, "/")) result[*session].emplace_back(path);
+    } else if (!line.empty() && line.back() == ':' &&
+               (session = parse_session_id(line.substr(0, line.size() - 1)))) {
+      result[*session];
+    } else {
+      break;  // "Connections dump:" or anything else ends the section
+    }
+  }
+  return result;
+}
+
+std::optional<int64_t> mntr_value(int port, const std::string& key) {
+  const auto reply = try_four_letter_word(port, "mntr");
+  if (!reply) return std::nullopt;
+  const auto values = parse_mntr(*reply);
+  const auto it = values.find(key);
+  if (it == values.end() || it->second.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(it->second.c_str(), &end, 10);
+  if (errno != 0 || end == nullptr || *end != '\0') return std::nullopt;
+  return static_cast<int64_t>(value);
+}
+
+int64_t watch_count(int port) { return mntr_value(port, "zk_watch_count").value_or(-1); }
+
+std::vector<std::string> watched_paths(int port) {
+  std::vector<std::string> paths;
+  for (const auto& [path, sessions] : parse_wchp(four_letter_word(port, "wchp"))) {
+    if (!sessions.empty()) paths.push_back(path);
+  }
+  return paths;  // std::map keys: already sorted
+}
+
+std::vector<std::string> ephemeral_paths(int port) {
+  std::set<std::string> paths;
+  for (const auto& [session, owned] : parse_dump_ephemerals(four_letter_word(port, "dump"))) {
+    paths.insert(owned.begin(), owned.end());
+  }
+  return {paths.begin(), paths.end()};
+}
+
+}  // namespace zklock::testing

@@ -1,0 +1,118 @@
+// tests/support/zk_ensemble.h: a real ZooKeeper ensemble (quorum) on loopback, per test.
+//
+// Nodes are QuorumPeerMain JVMs (process.h: they cannot outlive the test process) with the
+// settings of ServerOptions plus initLimit=5 and syncLimit=2, each with its own temporary
+// directory (zoo.cfg, data/myid, server.log) under one root. Nodes are indexed 0..size()-1
+// (ZooKeeper's myid is index + 1). Three nodes serve about 1 s after start; after the leader dies
+// a new one is elected in about 1 s.
+//
+// Not thread-safe: drive an ensemble from one thread at a time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/process.h"
+#include "support/zk_server.h"
+
+namespace zklock::testing {
+
+class ZkEnsemble {
+ public:
+  // Starts `n` nodes on free loopback ports (client, quorum and election port each) and waits,
+  // up to 60 s, until every node answers `srvr` with a Mode (and is ours: `conf` shows its data
+  // directory) and exactly one is the leader. Retries with new ports if one was taken meanwhile.
+  // Throws std::invalid_argument when n < 1 and std::runtime_error, quoting the nodes' logs, on
+  // failure.
+  static std::unique_ptr<ZkEnsemble> start(int n = 3, ServerOptions options = {});
+
+  // Stops every node and removes the temporary directories (kept with ZKLOCK_KEEP_TEST_DIRS or
+  // after a failed start).
+  ~ZkEnsemble();
+  ZkEnsemble(const ZkEnsemble&) = delete;
+  ZkEnsemble& operator=(const ZkEnsemble&) = delete;
+
+  // "127.0.0.1:p1,127.0.0.1:p2,...", every node, in index order.
+  std::string connect_string() const;
+  // "127.0.0.1:p" of node i only.
+  std::string node_connect_string(int i) const;
+  int size() const { return static_cast<int>(nodes_.size()); }
+  int client_port(int i) const;
+  // PID of node i's current (or last) JVM.
+  pid_t pid(int i) const;
+
+  // Index of the node whose `srvr` reports "Mode: leader", among running nodes that are not
+  // frozen; -1 if none does (e.g. during an election). Queries each node (1 s timeout each).
+  int leader_index();
+
+  // `srvr` Mode of node i ("leader", "follower"...); "" when it is down, frozen or not serving.
+  std::string mode(int i);
+
+  // SIGKILL node i (a crash) / SIGTERM it (a clean shutdown); both wait for the JVM to exit.
+  // No-op when it is not running. Throws std::out_of_range for a bad index (as do all i-taking
+  // functions).
+  void kill(int i);
+  void stop(int i);
+
+  // Stops node i if it runs, starts it again (same ports and data) and waits, up to 60 s, until it
+  // serves again (Mode leader or follower): this needs a quorum of nodes, including it, to be up.
+  // Throws std::runtime_error with its log tail on failure.
+  void restart(int i);
+
+  // SIGSTOP / SIGCONT node i: it keeps its sockets open but answers nothing, neither clients nor
+  // peers. freeze() returns once the JVM is stopped.
+  void freeze(int i);
+  void thaw(int i);
+
+  // Kills the current leader. Returns its index. Throws std::runtime_error when there is none.
+  int kill_leader();
+
+  // Polls until some running, unfrozen node reports Mode: leader. Returns false on timeout.
+  bool wait_for_leader(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  // True while node i's JVM is alive (also when frozen).
+  bool running(int i);
+
+  // A four-letter word sent to node i; "" when unreachable or frozen.
+  std::string four_letter(
+      int i, std::string_view word,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) const;
+
+  // Node i's server log (stdout+stderr of its JVM, WARN and above).
+  std::string log_path(int i) const;
+
+ private:
+  struct Node {
+    int client_port = 0;
+    int quorum_port = 0;
+    int election_port = 0;
+    std::string dir;
+    std::string data_dir;
+    std::unique_ptr<ChildProcess> process;
+    pid_t last_pid = -1;
+  };
+
+  ZkEnsemble(ServerOptions options, std::string root_dir, int n);
+  Node& node(int i);
+  const Node& node(int i) const;
+  void write_configs();
+  void spawn(int i);
+  // Mode leader/follower/observer, and is_ours(i).
+  bool serving(int i);
+  // `conf` on node i's port names node i's data directory: the port is not someone else's.
+  bool is_ours(int i) const;
+  // Log tails of all nodes, for error messages.
+  std::string all_logs() const;
+
+  const ServerOptions options_;
+  const std::string root_dir_;
+  std::vector<Node> nodes_;
+  bool keep_dir_ = false;
+};
+
+}  // namespace zklock::testing

@@ -1,0 +1,151 @@
+// tests/support/zk_server.h: a real, standalone ZooKeeper server per test (or per test process).
+//
+// The server is Debian's ZooKeeper (jars in /usr/share/java) run as a child JVM (process.h: it
+// cannot outlive the test process), listening on 127.0.0.1 only, with its config, data and log in
+// a fresh temporary directory. Its log (server.log in that directory, WARN level and above) is
+// quoted in every startup error.
+//
+// Environment variables:
+//   ZKLOCK_TEST_CONNECT    "host:port[,host:port...]": shared_server() uses this existing server
+//                          instead of starting one (4lw helpers then assume it is on 127.0.0.1).
+//   ZKLOCK_JAVA            java executable (default: "java" from PATH).
+//   ZKLOCK_ZK_CLASSPATH    classpath of the ZooKeeper server (default: Debian's jars).
+//   ZKLOCK_KEEP_TEST_DIRS  when set and not "0", temporary directories are kept for inspection.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/process.h"
+
+namespace zklock::testing {
+
+// Server settings, the same for a standalone server and every node of an ensemble.
+struct ServerOptions {
+  int tick_ms = 500;                  // tickTime: session timeouts are rounded to ticks
+  int min_session_timeout_ms = 1000;  // the server clamps clients' requested session timeouts
+  int max_session_timeout_ms = 60000;
+  bool force_sync = false;  // fsync each transaction; off: faster, and tests never lose power
+};
+
+// One standalone server. Drive it from one thread at a time; the const accessors (port,
+// connect_string, data_dir, four_letter...) may be used from any thread.
+class ZkServer {
+ public:
+  // Starts a standalone server on a free loopback port and waits until it answers `ruok` with
+  // `imok` (and is really ours: `conf` shows our data directory), up to 30 s. Retries on a new
+  // port if the chosen one was taken meanwhile. Throws std::runtime_error with the tail of the
+  // server log (or the reason: java missing, jars missing...) on failure.
+  static std::unique_ptr<ZkServer> start(ServerOptions options = {});
+
+  // Stops the server (gracefully, then SIGKILL) and removes its temporary directory (kept when a
+  // start failed, or with ZKLOCK_KEEP_TEST_DIRS).
+  ~ZkServer();
+  ZkServer(const ZkServer&) = delete;
+  ZkServer& operator=(const ZkServer&) = delete;
+
+  // "127.0.0.1:<port>". The port never changes, even across restart().
+  std::string connect_string() const;
+  int port() const { return port_; }
+
+  // PID of the current (or last) server JVM; -1 before the first start.
+  pid_t pid() const;
+
+  // SIGTERM, waits for exit (SIGKILL after 10 s). Sessions are kept in the data directory, so a
+  // restart() soon enough lets clients resume them. No-op when not running.
+  void stop();
+
+  // SIGKILL (a crash), waits for exit. No-op when not running.
+  void kill();
+
+  // Stops the server if it runs, starts it again on the same port with the same data directory
+  // and waits for `imok` (30 s). Sessions whose timeout has not elapsed survive. Throws
+  // std::runtime_error with the log tail if it does not come back (e.g. the port was taken by
+  // another process meanwhile).
+  void restart();
+
+  // SIGSTOP / SIGCONT: a frozen server keeps its connections open but answers nothing (its
+  // clients time out as on a hung machine). freeze() returns once the JVM is stopped.
+  void freeze();
+  void thaw();
+
+  // True while the JVM is alive (also when frozen).
+  bool running();
+
+  // A four-letter word sent to this server; "" when unreachable or frozen (see
+  // four_letter_words.h).
+  std::string four_letter(std::string_view word, std::chrono::milliseconds timeout =
+                                                     std::chrono::milliseconds(2000)) const;
+
+  const std::string& data_dir() const { return data_dir_; }  // dataDir of zoo.cfg
+  const std::string& log_path() const { return log_path_; }  // the JVM's stdout+stderr
+  const ServerOptions& options() const { return options_; }
+
+ private:
+  ZkServer(ServerOptions options, std::string root_dir);
+  void write_config() const;
+  // Spawns the JVM and waits for readiness. Returns false when it exited because its port was in
+  // use (the caller may pick another port); throws on any other failure.
+  bool launch();
+
+  const ServerOptions options_;
+  const std::string root_dir_;  // temporary directory holding everything below
+  const std::string data_dir_;
+  const std::string config_path_;
+  const std::string log_path_;
+  int port_ = 0;
+  std::unique_ptr<ChildProcess> process_;
+  pid_t last_pid_ = -1;
+  bool keep_dir_ = false;  // set when a start failed: the directory holds the evidence
+};
+
+// The server shared by the tests of one process: see shared_server().
+struct ServerRef {
+  std::string connect;        // connect string for clients
+  int port = 0;               // client port (of the first host when external), for 4lw queries
+  ZkServer* owned = nullptr;  // nullptr when external (ZKLOCK_TEST_CONNECT)
+};
+
+// True when ZKLOCK_TEST_CONNECT is set: tests that must stop, freeze or restart a server should
+// GTEST_SKIP, or start their own with ZkServer::start().
+bool using_external_server();
+
+// The external server when ZKLOCK_TEST_CONNECT is set; otherwise one standalone server started on
+// first use (thread-safe) and kept until the process exits. Tests sharing it must use distinct
+// znode paths and must not stop, freeze or restart it. Throws std::runtime_error when the server
+// cannot be started or ZKLOCK_TEST_CONNECT cannot be parsed.
+ServerRef shared_server();
+
+// ---- Building blocks, also used by zk_ensemble.h. ----
+
+// Free TCP ports on 127.0.0.1, distinct, each verified by a bind. They are chosen below the
+// kernel's ephemeral range (ip_local_port_range) when possible, so that an outgoing connection
+// cannot grab one while its server is down between stop and restart. A port is only known free
+// at the time of the check: callers retry on a clash.
+std::vector<int> pick_free_ports(int count);
+int pick_free_port();
+
+// A new empty directory "$TMPDIR/<prefix>XXXXXX" (or /tmp), as an absolute path. Throws
+// std::runtime_error on failure.
+std::string make_temp_dir(const std::string& prefix);
+
+// Command line of a ZooKeeper JVM: `main_class` (ZooKeeperServerMain or QuorumPeerMain) with
+// `config_path`. Throws std::runtime_error when the ZooKeeper jars cannot be found.
+std::vector<std::string> zookeeper_command(const std::string& main_class,
+                                           const std::string& config_path);
+
+// The zoo.cfg lines shared by standalone servers and ensemble nodes: tickTime, dataDir,
+// clientPort on 127.0.0.1, no admin server (it would take port 8080), all 4lw whitelisted, no
+// connection limit, forceSync and the session timeout bounds from `options`.
+std::string zookeeper_config(const ServerOptions& options, const std::string& data_dir,
+                             int client_port);
+
+// True when the ZKLOCK_KEEP_TEST_DIRS environment variable asks to keep temporary directories.
+bool keep_test_dirs();
+
+}  // namespace zklock::testing
