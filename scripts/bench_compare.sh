@@ -1,0 +1,282 @@
+#!/bin/bash
+# scripts/bench_compare.sh [BUILD_DIR]: zklock against Apache Curator, kazoo and the bare ZooKeeper
+# operations, on the same workloads, against one throwaway standalone ZooKeeper started here.
+#
+#   uncontended  one session, ITERS_U acquire+release cycles        raw-ops, raw-pipelined, curator, kazoo, zklock
+#   contended    CLIENTS sessions, ITERS_C cycles each, one lock    curator, kazoo, zklock
+#   queue        N waiters queued behind a held lock, then drained  zklock, N in QUEUE_SIZES
+#   many         one session holds MANY distinct locks              zklock
+#
+# Every (impl, workload) runs REPS times, interleaved; the tables give medians. Around each run the
+# server's mntr is read, so every impl gets the same server-side figures: packets received, watch
+# notifications and fsyncs per acquisition (whole process: session setup included, as in
+# shared/peers/run.sh).
+#
+# Needs: the zklock-bench binary (BUILD_DIR/bin, default ./build), java + javac and Debian's
+# zookeeper, libcurator-recipes-java jars (/usr/share/java), gcc + libzookeeper-mt-dev, python3 with
+# kazoo (/usr/bin/python3). A peer whose tools are missing is skipped with a note.
+#
+# Environment: REPS (3), ITERS_U (2000), CLIENTS (16), ITERS_C (60), QUEUE_SIZES ("16 64 256"),
+#   MANY (1000), SYNC_MODES ("yes": the server's forceSync; "yes no" runs everything twice),
+#   FORCESYNC (alias for a single SYNC_MODES value), RESULTS (JSON-lines output file; default in a
+#   fresh temporary directory, kept), ZK_CLASSPATH (server classpath), JAVA_DIR (/usr/share/java).
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$repo/build}
+bin=$build/bin/zklock-bench
+peers=$repo/tools/bench/peers
+[[ -x $bin ]] || { echo "bench_compare: $bin not found (build target zklock-bench first)" >&2; exit 2; }
+
+REPS=${REPS:-3} ITERS_U=${ITERS_U:-2000} CLIENTS=${CLIENTS:-16} ITERS_C=${ITERS_C:-60}
+QUEUE_SIZES=${QUEUE_SIZES:-"16 64 256"} MANY=${MANY:-1000}
+SYNC_MODES=${SYNC_MODES:-${FORCESYNC:-yes}}
+J=${JAVA_DIR:-/usr/share/java}
+ZK_CP=${ZK_CLASSPATH:-$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar:$J/metrics-core.jar:$J/commons-io.jar:$J/snappy-java.jar}
+CURATOR_CP=$J/curator-framework.jar:$J/curator-client.jar:$J/curator-recipes.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar
+PY=/usr/bin/python3
+[[ -x $PY ]] || PY=python3
+
+work=$(mktemp -d /tmp/zklock-bench-compare.XXXXXX)
+results=${RESULTS:-$work/results.jsonl}
+: >"$results"
+server_pid=
+cleanup() {
+  stop_server
+  rm -rf "$work/zk" "$work/cls" "$work/raw_floor" "$work/raw_pipelined"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+note() { echo "bench_compare: $*" >&2; }
+
+# ---- the throwaway server (the approach of shared/peers/zkserver.sh) ----
+fourlw() { timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1; printf %s $2 >&3; cat <&3" 2>/dev/null; }
+port_in_use() { timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
+start_server() { # forceSync
+  local sync=$1 dir=$work/zk
+  rm -rf "$dir" && mkdir -p "$dir/data"
+  for _ in $(seq 20); do port=$((23000 + RANDOM % 9000)); port_in_use "$port" || break; done
+  cat >"$dir/zoo.cfg" <<CFG
+tickTime=2000
+minSessionTimeout=2000
+dataDir=$dir/data
+clientPort=$port
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+forceSync=$sync
+admin.enableServer=false
+4lw.commands.whitelist=*
+CFG
+  setsid java -Xmx1g -cp "$ZK_CP" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" >"$dir/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 300); do
+    fourlw "$port" ruok | grep -q imok && fourlw "$port" srvr | grep -q Mode && { hosts=127.0.0.1:$port; return 0; }
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  note "zookeeper did not start:"; tail -20 "$dir/server.log" >&2
+  return 1
+}
+stop_server() {
+  [[ -n $server_pid ]] || return 0
+  kill "$server_pid" 2>/dev/null
+  for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$server_pid" 2>/dev/null
+  wait "$server_pid" 2>/dev/null
+  server_pid=
+}
+# "packets notifications fsyncs" from mntr (notifications: the sums of the per-event watcher counts).
+counters() {
+  fourlw "$port" mntr | awk '
+    $1=="zk_packets_received"{p=$2}
+    $1 ~ /^zk_sum_node_(created|deleted|changed|children)_watch_count$/ {w+=$2}
+    $1=="zk_cnt_fsynctime"{f=$2}
+    END{print p+0, w+0, f+0}'
+}
+
+# ---- the peers ----
+have_curator=0 have_kazoo=0 have_raw=0
+if command -v javac >/dev/null && [[ -f $J/curator-recipes.jar ]] &&
+   javac -d "$work/cls" -cp "$CURATOR_CP" "$peers/CuratorBench.java" 2>"$work/javac.log"; then
+  have_curator=1
+else
+  note "Curator skipped (javac or the Curator jars missing)"
+fi
+if "$PY" -c 'import kazoo' 2>/dev/null; then have_kazoo=1; else note "kazoo skipped ($PY has no kazoo)"; fi
+if gcc -O2 -DTHREADED -o "$work/raw_floor" "$peers/raw_floor.c" -lzookeeper_mt 2>"$work/gcc.log" &&
+   gcc -O2 -DTHREADED -o "$work/raw_pipelined" "$peers/raw_pipelined.c" -lzookeeper_mt -lpthread 2>>"$work/gcc.log"; then
+  have_raw=1
+else
+  note "raw floors skipped (gcc or libzookeeper-mt-dev missing)"
+fi
+
+# run IMPL MODE CLIENTS ITERS ACQUISITIONS command...: one JSON line into $results, with the
+# server-side figures per acquisition and the run's context added.
+run() {
+  local impl=$1 mode=$2 c=$3 k=$4 acq=$5; shift 5
+  local before after line
+  read -r -a before <<<"$(counters)"
+  line=$(timeout 900 "$@" 2>"$work/err" | tail -1)
+  read -r -a after <<<"$(counters)"
+  if [[ $line != \{* ]]; then
+    line="{\"impl\": \"$impl\", \"mode\": \"$mode\", \"clients\": $c, \"iters\": $k, \"error\": \"$(tail -1 "$work/err" | tr -d '"\\')\"}"
+    note "$impl $mode $c x $k failed: $(tail -1 "$work/err")"
+  fi
+  local pk=$(( after[0] - before[0] - 1 )) wn=$(( after[1] - before[1] )) fs=$(( after[2] - before[2] ))
+  "$PY" - "$line" "$pk" "$wn" "$fs" "$acq" "$sync" "$rep" >>"$results" <<'EOF'
+import json, sys
+line, pk, wn, fs, acq, sync, rep = sys.argv[1:]
+d = json.loads(line)
+acq = float(acq)
+d["server_packets_per_acq"] = round(int(pk) / acq, 3)
+d["server_notifications_per_acq"] = round(int(wn) / acq, 3)
+d["server_fsyncs_per_acq"] = round(int(fs) / acq, 3)
+d["forcesync"], d["rep"] = sync, int(rep)
+print(json.dumps(d))
+EOF
+  echo "$line" | cut -c1-200 >&2
+}
+
+echo "# bench_compare: $(date -u +%FT%TZ), results in $results" >&2
+for sync in $SYNC_MODES; do
+  start_server "$sync" || exit 1
+  note "server on $hosts, forceSync=$sync, $(fourlw "$port" srvr | head -1)"
+  for rep in $(seq 1 "$REPS"); do
+    note "forceSync=$sync rep $rep/$REPS"
+    # uncontended
+    if ((have_raw)); then
+      run raw-ops uncontended 1 "$ITERS_U" "$ITERS_U" "$work/raw_floor" "$hosts" "$ITERS_U"
+      run raw-pipelined uncontended 1 "$ITERS_U" "$ITERS_U" "$work/raw_pipelined" "$hosts" "$ITERS_U"
+    fi
+    ((have_curator)) && run curator uncontended 1 "$ITERS_U" "$ITERS_U" java -cp "$work/cls:$CURATOR_CP" CuratorBench "$hosts" uncontended 1 "$ITERS_U"
+    ((have_kazoo)) && run kazoo uncontended 1 "$ITERS_U" "$ITERS_U" "$PY" "$peers/kazoo_bench.py" "$hosts" uncontended 1 "$ITERS_U"
+    run zklock uncontended 1 "$ITERS_U" "$ITERS_U" "$bin" --connect "$hosts" --mode uncontended --clients 1 --iterations "$ITERS_U"
+    # contended
+    acq=$((CLIENTS * ITERS_C))
+    ((have_curator)) && run curator contended "$CLIENTS" "$ITERS_C" "$acq" java -cp "$work/cls:$CURATOR_CP" CuratorBench "$hosts" contended "$CLIENTS" "$ITERS_C"
+    ((have_kazoo)) && run kazoo contended "$CLIENTS" "$ITERS_C" "$acq" "$PY" "$peers/kazoo_bench.py" "$hosts" contended "$CLIENTS" "$ITERS_C"
+    run zklock contended "$CLIENTS" "$ITERS_C" "$acq" "$bin" --connect "$hosts" --mode contended --clients "$CLIENTS" --iterations "$ITERS_C"
+    # zklock only
+    for q in $QUEUE_SIZES; do run zklock queue "$q" 1 "$q" "$bin" --connect "$hosts" --mode queue --clients "$q"; done
+    run zklock many "$MANY" 1 "$MANY" "$bin" --connect "$hosts" --mode many --clients "$MANY"
+  done
+  zk_version=$(fourlw "$port" mntr | awk '$1=="zk_version"{print $2}')
+  stop_server
+done
+
+# ---- the report ----
+"$PY" - "$results" "${zk_version:-?}" <<'EOF'
+import json, statistics, sys, os, platform, subprocess
+
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+zk_version = sys.argv[2]
+
+def med(vals):
+    vals = [v for v in vals if isinstance(v, (int, float))]
+    return statistics.median(vals) if vals else None
+
+def fmt(v, d=0):
+    if v is None: return "-"
+    return f"{v:,.{d}f}"
+
+def sel(sync, impl, mode, clients=None):
+    return [r for r in rows if r.get("forcesync") == sync and r["impl"] == impl and r["mode"] == mode
+            and "error" not in r and (clients is None or r.get("clients") == clients)]
+
+def cpu():
+    try:
+        for l in open("/proc/cpuinfo"):
+            if l.startswith("model name"): return l.split(":", 1)[1].strip()
+    except OSError: pass
+    return platform.processor() or "?"
+def mem():
+    try:
+        for l in open("/proc/meminfo"):
+            if l.startswith("MemTotal"): return f"{int(l.split()[1]) / 1048576:.1f} GiB"
+    except OSError: pass
+    return "?"
+
+print(f"Machine: {os.cpu_count()} CPUs ({cpu()}), {mem()} RAM, kernel {platform.release()}, "
+      f"ZooKeeper {zk_version} standalone on loopback. Load average at the end: "
+      f"{' '.join(open('/proc/loadavg').read().split()[:3])}.")
+errors = [r for r in rows if "error" in r]
+if errors:
+    print(f"\n{len(errors)} run(s) failed: " + "; ".join(f"{r['impl']} {r['mode']}: {r['error']}" for r in errors))
+
+for sync in dict.fromkeys(r["forcesync"] for r in rows):
+    reps = max(r["rep"] for r in rows if r["forcesync"] == sync)
+    print(f"\n### forceSync={sync}: medians of {reps} runs\n")
+    print("| impl | workload | ops/s | acquire p50 µs | acquire p99 µs | handoff p50 µs | server packets/acq | watch notifications/acq | fsyncs/acq | overlaps |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for mode in ("uncontended", "contended"):
+        for impl in ("raw-ops", "raw-pipelined", "curator", "kazoo", "zklock"):
+            rs = sel(sync, impl, mode)
+            if not rs: continue
+            c = rs[0]["clients"]; k = rs[0]["iters"]
+            wl = f"{mode}, {c}×{k}" if mode == "contended" else f"{mode}, {k}"
+            print(f"| {impl} | {wl} | {fmt(med(r['ops_per_s'] for r in rs))} | {fmt(med(r['p50_us'] for r in rs))} "
+                  f"| {fmt(med(r['p99_us'] for r in rs))} | {fmt(med(r.get('handoff_p50_us') for r in rs))} "
+                  f"| {fmt(med(r['server_packets_per_acq'] for r in rs), 2)} | {fmt(med(r['server_notifications_per_acq'] for r in rs), 2)} "
+                  f"| {fmt(med(r['server_fsyncs_per_acq'] for r in rs), 2)} | {max(r['overlaps'] for r in rs)} |")
+    qs = sorted({r["clients"] for r in rows if r["forcesync"] == sync and r["mode"] == "queue" and "error" not in r})
+    if qs:
+        print("\nzklock queue drain (N waiters queued on one lock, then released one after another):\n")
+        print("| waiters | drain s | drain ms per waiter | handoff p50 µs | waiter wakeups/release | all watch notifications/release | server requests/acq | excl. idle heartbeats | overlaps |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for q in qs:
+            rs = sel(sync, "zklock", "queue", q)
+            d = med(r["drain_seconds"] for r in rs)
+            print(f"| {q} | {fmt(d, 3)} | {fmt(d * 1000 / q if d else None, 2)} | {fmt(med(r.get('handoff_p50_us') for r in rs))} "
+                  f"| {fmt(med(r.get('wakeups_per_release') for r in rs), 3)} | {fmt(med(r.get('watch_notifications_per_release') for r in rs), 3)} "
+                  f"| {fmt(med(r.get('server_requests_per_acq') for r in rs), 2)} "
+                  f"| {fmt(med(r.get('server_requests_per_acq_excl_idle') for r in rs), 2)} | {max(r['overlaps'] for r in rs)} |")
+    ms = sorted({r["clients"] for r in rows if r["forcesync"] == sync and r["mode"] == "many" and "error" not in r})
+    if ms:
+        print("\nzklock, many locks held by one session:\n")
+        print("| locks | acquisitions/s | acquire p50 µs | heap bytes/held lock | RSS bytes/held lock | held at end | server requests/acq |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+        for m in ms:
+            rs = sel(sync, "zklock", "many", m)
+            print(f"| {m} | {fmt(med(r['acquisitions_per_s'] for r in rs))} | {fmt(med(r['p50_us'] for r in rs))} "
+                  f"| {fmt(med(r['bytes_per_lock'] for r in rs))} | {fmt(med(r['rss_bytes_per_lock'] for r in rs))} "
+                  f"| {min(r['held'] for r in rs)} | {fmt(med(r.get('server_requests_per_acq') for r in rs), 2)} |")
+
+    # Targets: ratios are taken within each repetition (runs close in time), then the median.
+    def per_rep(f):
+        out = []
+        for rep in range(1, reps + 1):
+            try:
+                v = f(rep)
+            except (IndexError, KeyError, TypeError, ZeroDivisionError):
+                v = None
+            if v is not None: out.append(v)
+        return out
+    def one(impl, mode, rep, key, clients=None):
+        rs = [r for r in sel(sync, impl, mode, clients) if r["rep"] == rep]
+        return rs[0][key]
+    def show(name, vals, goal, ok):
+        if not vals:
+            print(f"| {name} | - | {goal} | not measured |"); return
+        m = statistics.median(vals)
+        print(f"| {name} | {m:.2f} (runs: {', '.join(f'{v:.2f}' for v in vals)}) | {goal} | {'met' if ok(m) else 'MISSED'} |")
+    print(f"\nTargets (forceSync={sync}; ratio per repetition, median):\n")
+    print("| target | value | goal | |")
+    print("|---|---|---|---|")
+    show("uncontended ops/s, zklock ÷ raw-pipelined", per_rep(lambda r: one("zklock","uncontended",r,"ops_per_s") / one("raw-pipelined","uncontended",r,"ops_per_s")), "≥ 0.90", lambda m: m >= 0.9)
+    show("uncontended ops/s, zklock ÷ Curator", per_rep(lambda r: one("zklock","uncontended",r,"ops_per_s") / one("curator","uncontended",r,"ops_per_s")), "≥ 1.15", lambda m: m >= 1.15)
+    show("contended ops/s, zklock ÷ max(Curator, kazoo)", per_rep(lambda r: one("zklock","contended",r,"ops_per_s") / max(one("curator","contended",r,"ops_per_s"), one("kazoo","contended",r,"ops_per_s"))), "≥ 1.25", lambda m: m >= 1.25)
+    show("contended handoff p50, zklock ÷ Curator", per_rep(lambda r: one("zklock","contended",r,"handoff_p50_us") / one("curator","contended",r,"handoff_p50_us")), "< 1", lambda m: m < 1)
+    show("contended handoff p50, zklock ÷ kazoo", per_rep(lambda r: one("zklock","contended",r,"handoff_p50_us") / one("kazoo","contended",r,"handoff_p50_us")), "< 1", lambda m: m < 1)
+    for mode in ("uncontended", "contended"):
+        show(f"{mode} server packets/acq, zklock − Curator", per_rep(lambda r: one("zklock",mode,r,"server_packets_per_acq") - one("curator",mode,r,"server_packets_per_acq")), "≤ 0", lambda m: m <= 0)
+    cc = next((r["clients"] for r in rows if r["forcesync"] == sync and r["mode"] == "contended"), "?")
+    show(f"wakeups/release, contended {cc} sessions (all notifications)", per_rep(lambda r: one("zklock","contended",r,"wakeups_per_release")), "≤ 1.05", lambda m: m <= 1.05)
+    for q in qs:
+        show(f"waiter wakeups/release, queue of {q}", per_rep(lambda r: one("zklock","queue",r,"wakeups_per_release",q)), "≤ 1.05", lambda m: m <= 1.05)
+    if len(qs) >= 2:
+        lo, hi = qs[0], qs[-1]
+        show(f"queue drain per waiter, {hi} ÷ {lo} (1.0 = linear)",
+             per_rep(lambda r: (one("zklock","queue",r,"drain_seconds",hi) / hi) / (one("zklock","queue",r,"drain_seconds",lo) / lo)),
+             "≈ 1 (linear)", lambda m: m <= 1.5)
+EOF
+echo "# raw results: $results" >&2
