@@ -51,6 +51,7 @@ struct MutexCore::Attempt {
   bool retry_pending = false;
   std::function<void()> retry;
   int requeues = 0;
+  std::uint64_t probe = 0;  // SessionCore heartbeat probe on our node while held
   std::size_t reported_ahead = static_cast<std::size_t>(-1);
 };
 
@@ -404,6 +405,22 @@ void MutexCore::on_self_event(const AttemptPtr& a, WatchEventType type) {
 void MutexCore::acquired_locked(const AttemptPtr& a) {
   a->phase = Attempt::Phase::kHeld;
   a->result = Attempt::Result::kAcquired;
+  if (!a->self_watch_set) {
+    // No watch on our own node (we were first at once): the session's heartbeats read it instead,
+    // so a node deleted under us (an operator) still turns the lock Lost - at no cost per acquire.
+    std::weak_ptr<MutexCore> weak = shared_from_this();
+    a->probe = session_->add_probe(a->node_path, [weak, a] {
+      if (auto self = weak.lock()) self->on_held_node_missing(a);
+    });
+  }
+  cv_.notify_all();
+}
+
+void MutexCore::on_held_node_missing(const AttemptPtr& a) {
+  std::lock_guard lock(mutex_);
+  if (a->phase != Attempt::Phase::kHeld || a->self_deleted) return;
+  a->self_deleted = true;
+  report_state_locked();
   cv_.notify_all();
 }
 
@@ -477,6 +494,10 @@ void MutexCore::retry_when_connected_locked(const AttemptPtr& a, std::function<v
 
 void MutexCore::cleanup_locked(const AttemptPtr& a) {
   const bool was_watching = a->phase == Attempt::Phase::kWatching;
+  if (a->probe != 0) {
+    session_->remove_probe(a->probe);
+    a->probe = 0;
+  }
   a->phase = Attempt::Phase::kCleaning;
   ++a->step;  // answers to the waiting steps are void now
   a->retry_pending = false;

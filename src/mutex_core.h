@@ -92,6 +92,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType type);
   void on_self_event(const AttemptPtr& a, WatchEventType type);
   void on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r);
+  void on_held_node_missing(const AttemptPtr& a);
 
   LockState state_locked() const;
   void report_state_locked();

@@ -160,18 +160,45 @@ void SessionCore::defer(std::function<void()> task) {
   std::thread(std::move(task)).detach();
 }
 
+SessionCore::ProbeId SessionCore::add_probe(std::string path, std::function<void()> on_missing) {
+  std::lock_guard lock(mutex_);
+  const ProbeId id = next_probe_id_++;
+  probes_.emplace(id, Probe{std::move(path), std::move(on_missing)});
+  return id;
+}
+
+void SessionCore::remove_probe(ProbeId id) {
+  std::lock_guard lock(mutex_);
+  probes_.erase(id);
+}
+
 void SessionCore::send_heartbeat(const std::shared_ptr<Handle>& handle, unsigned generation) {
   heartbeat_in_flight_ = true;
   heartbeat_sent_ = Clock::now();
   next_heartbeat_ = heartbeat_sent_ + heartbeat_interval();
-  // exists("/") is the cheapest request with an answer; a chroot's root may be missing, which is
-  // an answer all the same.
-  handle->exists("/", [this, generation](OpResult&& r) {
-    std::lock_guard lock(mutex_);
-    if (generation != generation_.load()) return;
-    heartbeat_in_flight_ = false;
-    if (r.rc == Errc::session_expired || r.rc == Errc::invalid_state) expired_ = true;
-    wake_.notify_all();
+  // exists() is the cheapest request with an answer. Without held locks it reads "/" (a chroot's
+  // root may be missing, which is an answer all the same); with held locks, one of their nodes.
+  std::string path = "/";
+  ProbeId probe = 0;
+  if (!probes_.empty()) {
+    auto it = probes_.upper_bound(last_probe_);
+    if (it == probes_.end()) it = probes_.begin();
+    probe = last_probe_ = it->first;
+    path = it->second.path;
+  }
+  handle->exists(path, [this, generation, probe](OpResult&& r) {
+    std::function<void()> on_missing;
+    {
+      std::lock_guard lock(mutex_);
+      if (generation != generation_.load()) return;
+      heartbeat_in_flight_ = false;
+      if (r.rc == Errc::session_expired || r.rc == Errc::invalid_state) expired_ = true;
+      if (r.rc == Errc::no_node && probe != 0) {
+        if (auto it = probes_.find(probe); it != probes_.end()) on_missing = it->second.on_missing;
+      }
+      wake_.notify_all();
+    }
+    if (on_missing) on_missing();
   });
 }
 

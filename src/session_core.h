@@ -70,6 +70,14 @@ class SessionCore final : public HandleListener {
   /// The current generation's handle; null after close().
   std::shared_ptr<Handle> handle() const;
 
+  /// Held lock nodes double as heartbeat targets: each heartbeat reads one registered path (round
+  /// robin) instead of "/", and calls its `on_missing` (on a C client thread) if the node is gone.
+  /// Detects a held node deleted by someone else within (number of probes) x heartbeat interval,
+  /// at no cost per acquisition.
+  using ProbeId = std::uint64_t;
+  ProbeId add_probe(std::string path, std::function<void()> on_missing);
+  void remove_probe(ProbeId id);
+
   void add_observer(const std::shared_ptr<SessionObserver>& observer);
   void remove_observer(const SessionObserver* observer);
 
@@ -131,6 +139,14 @@ class SessionCore final : public HandleListener {
   std::atomic<std::int64_t> timeout_ms_;
   std::atomic<std::int64_t> last_answered_send_ns_{0};  // 0: nothing answered in this generation
   std::atomic<std::uint64_t> changes_{0};
+
+  struct Probe {
+    std::string path;
+    std::function<void()> on_missing;
+  };
+  std::map<ProbeId, Probe> probes_;  // guarded by mutex_
+  ProbeId next_probe_id_ = 1;
+  ProbeId last_probe_ = 0;
 
   std::mutex observers_mutex_;
   std::vector<std::weak_ptr<SessionObserver>> observers_;

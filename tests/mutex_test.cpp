@@ -70,7 +70,7 @@ class Waiter {
 TEST(MutexTest, BadLockPathsAreRejectedAtConstruction) {
   auto server = shared_server();
   Session s(options_for(server.connect));
-  for (const std::string bad : {std::string(""), std::string("relative"), std::string("/"),
+  for (const std::string& bad : {std::string(""), std::string("relative"), std::string("/"),
                                 std::string("/a/"), std::string("/a//b"), std::string("/a/./b"),
                                 std::string("/a/.."), std::string("/a\x01"), std::string("/a\0b", 4),
                                 std::string("/zookeeper"), std::string("/zookeeper/quota/x")}) {
@@ -568,6 +568,30 @@ TEST(MutexTest, EnsembleLeaderKilledUnderContention) {
   stop = true;
   for (auto& t : threads) t.join();
   EXPECT_EQ(overlaps.load(), 0);
+}
+
+TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
+  auto server = shared_server();
+  const std::string path = unique_path("deleted-held");
+  Session a(options_for(server.connect, 2000ms)), b(options_for(server.connect)), admin(options_for(server.connect));
+  std::atomic<int> lost_callbacks{0};
+  MutexOptions mo;
+  mo.on_state_change = [&](LockState st, const Acquisition&) { lost_callbacks += st == LockState::kLost; };
+  // Held at once (no watch on its own node: the session's heartbeats read it).
+  Mutex first(a, path, mo);
+  first.lock();
+  // Held after waiting on a first-in-line predecessor (its own node is watched).
+  Mutex second(b, path, mo);
+  Waiter w(second);
+  ASSERT_TRUE(wait_until([&] { return lock_children(admin, path).size() == 2; }, 5s));
+  ASSERT_TRUE(admin.remove(first.acquisition()->node_path));
+  EXPECT_TRUE(first.wait_lost_for(5s)) << first.state();
+  ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 5s));
+  ASSERT_TRUE(admin.remove(second.acquisition()->node_path));
+  EXPECT_TRUE(second.wait_lost_for(5s)) << second.state();
+  EXPECT_TRUE(wait_until([&] { return lost_callbacks == 2; }, 5s));
+  first.unlock();
+  second.unlock();
 }
 
 TEST(MutexTest, QueueOrderHandlesTheSequenceWrap) {

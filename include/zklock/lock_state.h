@@ -6,8 +6,9 @@
 //   Held       | our node is first and our session answers      | work
 //   Suspended  | the session is Suspended: we may no longer     | start nothing irreversible;
 //              | hold it (usually we still do)                  | wait for Held or Lost
-//   Lost       | the session is Lost (or our node was deleted): | stop now; writes must carry the
-//              | someone else may hold it - or soon will        | fencing token
+//   Lost       | the session is Lost, or our node was deleted   | stop now; writes must carry the
+//              | (seen by a watch, or by the next heartbeat     | fencing token
+//              | that reads it): someone else may hold it       |
 //
 // Held -> Suspended -> Held | Lost. Lost is final for that acquisition: unlock() to clear it.
 #pragma once
