@@ -1,0 +1,164 @@
+// Interop contender: Apache Curator's InterProcessMutex on a lock path that zklock and kazoo
+// contenders share (tests/interop/interop_test.cpp starts it as a child process).
+//
+// usage: java CuratorContender CONNECT LOCK_PATH ITERATIONS LOGFILE NAME [HOLD_MS] [options]
+//   options: --queue-once          exactly one acquisition (ITERATIONS is ignored)
+//            --start-file PATH     after connecting, wait until PATH exists before the first acquire
+//            --hold-until PATH     inside the lock, hold until PATH exists (instead of HOLD_MS)
+//
+// Protocol (the same in kazoo_contender.py and in the test's zklock threads): ITERATIONS times
+//   acquire; append "enter NAME <ns>" to LOGFILE; create LOGFILE.inside exclusively (if it exists,
+//   another contender is inside at the same time: append "VIOLATION NAME", release, exit 3);
+//   hold; delete LOGFILE.inside; append "exit NAME <ns>"; release.
+// <ns> is System.nanoTime(), CLOCK_MONOTONIC on Linux like the other contenders' clocks, so the
+// log's timestamps are comparable across processes. LOGFILE is opened with O_APPEND and every
+// line is one write(2), so lines from different processes never interleave.
+//
+// stdout: "ready" once connected (before waiting for the start file), "queued <node name>" each
+// time our lock node has been created. The node's data is NAME (the client's default data), so
+// the test can also tell our node from the server side.
+//
+// Exit status: 0 done, 2 usage, 3 mutual exclusion violated, 4 any other failure. SIGTERM closes
+// the session first (a JVM shutdown hook), so our node goes at once instead of after the timeout.
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
+import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.utils.ZKPaths;
+
+public final class CuratorContender {
+  // Waits on files (start, hold-until) poll at this interval; the overall limit keeps a forgotten
+  // contender from running forever if the test died without killing it.
+  private static final long POLL_MS = 2;
+  private static final long FILE_WAIT_LIMIT_MS = 120_000;
+
+  // The stock driver (same node names, same queue order); it only reports the node it created,
+  // which InterProcessMutex does not expose before acquire() returns.
+  static final class ReportingDriver extends StandardLockInternalsDriver {
+    @Override
+    public String createsTheLock(CuratorFramework client, String path, byte[] lockNodeBytes) throws Exception {
+      String ourPath = super.createsTheLock(client, path, lockNodeBytes);
+      System.out.println("queued " + ZKPaths.getNodeFromPath(ourPath));
+      System.out.flush();
+      return ourPath;
+    }
+  }
+
+  private static FileOutputStream log;
+
+  private static void append(String line) throws IOException {
+    log.write((line + "\n").getBytes(StandardCharsets.UTF_8));  // one write(2) on an O_APPEND fd
+  }
+
+  private static boolean waitForFile(Path path) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FILE_WAIT_LIMIT_MS);
+    while (!Files.exists(path)) {
+      if (System.nanoTime() > deadline) return false;
+      Thread.sleep(POLL_MS);
+    }
+    return true;
+  }
+
+  public static void main(String[] args) {
+    System.exit(run(args));
+  }
+
+  private static int run(String[] args) {
+    if (args.length < 5) {
+      System.err.println("usage: CuratorContender CONNECT LOCK_PATH ITERATIONS LOGFILE NAME [HOLD_MS] "
+          + "[--queue-once] [--start-file PATH] [--hold-until PATH]");
+      return 2;
+    }
+    final String connect = args[0], lockPath = args[1], logFile = args[3], name = args[4];
+    int iterations;
+    long holdMs = 0;
+    Path startFile = null, holdUntil = null;
+    try {
+      iterations = Integer.parseInt(args[2]);
+      int i = 5;
+      if (i < args.length && !args[i].startsWith("--")) holdMs = Long.parseLong(args[i++]);
+      for (; i < args.length; i++) {
+        switch (args[i]) {
+          case "--queue-once": iterations = 1; break;
+          case "--start-file": startFile = Paths.get(args[++i]); break;
+          case "--hold-until": holdUntil = Paths.get(args[++i]); break;
+          default: throw new IllegalArgumentException("unknown option " + args[i]);
+        }
+      }
+    } catch (RuntimeException e) {
+      System.err.println("CuratorContender: bad arguments: " + e);
+      return 2;
+    }
+    final Path marker = Paths.get(logFile + ".inside");
+
+    final CuratorFramework client = CuratorFrameworkFactory.builder()
+        .connectString(connect)
+        .sessionTimeoutMs(6000)
+        .connectionTimeoutMs(5000)
+        .retryPolicy(new RetryNTimes(3, 100))
+        .defaultData(name.getBytes(StandardCharsets.UTF_8))  // our lock node's data
+        .build();
+    final AtomicBoolean closed = new AtomicBoolean(false);
+    Runnable close = () -> {
+      if (closed.compareAndSet(false, true)) client.close();
+    };
+    // SIGTERM (ChildProcess::stop) runs shutdown hooks: close the session so our node goes now.
+    Runtime.getRuntime().addShutdownHook(new Thread(close));
+    try {
+      log = new FileOutputStream(logFile, true);
+      client.start();
+      if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) {
+        System.err.println("CuratorContender: not connected to " + connect);
+        return 4;
+      }
+      System.out.println("ready");
+      System.out.flush();
+      if (startFile != null && !waitForFile(startFile)) {
+        System.err.println("CuratorContender: start file never appeared: " + startFile);
+        return 4;
+      }
+      InterProcessMutex mutex = new InterProcessMutex(client, lockPath, new ReportingDriver());
+      for (int k = 0; k < iterations; k++) {
+        mutex.acquire();
+        try {
+          append("enter " + name + " " + System.nanoTime());
+          try {
+            Files.createFile(marker);  // O_CREAT|O_EXCL: fails if anyone else is inside
+          } catch (FileAlreadyExistsException e) {
+            append("VIOLATION " + name + " " + System.nanoTime());
+            return 3;
+          }
+          if (holdUntil != null) {
+            if (!waitForFile(holdUntil)) {
+              System.err.println("CuratorContender: hold-until file never appeared: " + holdUntil);
+              return 4;
+            }
+          } else if (holdMs > 0) {
+            Thread.sleep(holdMs);  // the critical section's work, not synchronisation
+          }
+          Files.delete(marker);
+          append("exit " + name + " " + System.nanoTime());
+        } finally {
+          mutex.release();
+        }
+      }
+      return 0;
+    } catch (Exception e) {
+      System.err.println("CuratorContender: " + e);
+      e.printStackTrace();
+      return 4;
+    } finally {
+      close.run();
+    }
+  }
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""Interop contender: python kazoo's Lock on a lock path shared with zklock and Curator.
+
+tests/interop/interop_test.cpp starts it as a child process (with a python3 that can import
+kazoo: Debian's python3-kazoo lives in /usr/bin/python3's dist-packages).
+
+usage: kazoo_contender.py CONNECT LOCK_PATH ITERATIONS LOGFILE NAME [HOLD_MS] [options]
+  options: --queue-once          exactly one acquisition (ITERATIONS is ignored)
+           --start-file PATH     after connecting, wait until PATH exists before the first acquire
+           --hold-until PATH     inside the lock, hold until PATH exists (instead of HOLD_MS)
+
+The lock is Lock(extra_lock_patterns=["-lock-"]), so it queues behind zklock's and Curator's
+"_c_<uuid>-lock-NNNNNNNNNN" nodes; its own nodes are "<uuid hex>__lock__NNNNNNNNNN" with data NAME
+(the lock's identifier).
+
+Protocol (the same in CuratorContender.java and in the test's zklock threads): ITERATIONS times
+  acquire; append "enter NAME <ns>" to LOGFILE; create LOGFILE.inside exclusively (if it exists,
+  another contender is inside at the same time: append "VIOLATION NAME", release, exit 3);
+  hold; delete LOGFILE.inside; append "exit NAME <ns>"; release.
+<ns> is time.monotonic_ns() (CLOCK_MONOTONIC, like the other contenders' clocks). LOGFILE is opened
+with O_APPEND and each line is one os.write, so lines from different processes never interleave.
+
+stdout: "ready" once connected (before waiting for the start file), "queued <node name>" each time
+our lock node has been created.
+
+Exit status: 0 done, 2 usage, 3 mutual exclusion violated, 4 any other failure. SIGTERM closes the
+session first, so our node goes at once instead of after the session timeout.
+"""
+import os
+import signal
+import sys
+import time
+
+from kazoo.client import KazooClient
+from kazoo.recipe.lock import Lock
+
+POLL_S = 0.002            # file waits (start, hold-until) poll at this interval
+FILE_WAIT_LIMIT_S = 120   # a forgotten contender gives up instead of running forever
+
+
+class ReportingLock(Lock):
+    """kazoo's Lock, unchanged, except that it reports its node once created.
+
+    kazoo calls _get_predecessor(node) right after creating our node (and after each wake-up);
+    the first call for a node is our "queued" moment. If a kazoo version stops calling it, the
+    only loss is the stdout line: the locking itself is kazoo's.
+    """
+
+    _reported = None
+
+    def _get_predecessor(self, node):
+        if node != self._reported:
+            self._reported = node
+            print("queued", node, flush=True)
+        return super()._get_predecessor(node)
+
+
+def wait_for_file(path):
+    deadline = time.monotonic() + FILE_WAIT_LIMIT_S
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(POLL_S)
+    return True
+
+
+def parse(argv):
+    if len(argv) < 5:
+        raise ValueError("missing arguments")
+    opts = {"connect": argv[0], "path": argv[1], "iterations": int(argv[2]), "log": argv[3],
+            "name": argv[4], "hold_ms": 0, "start_file": None, "hold_until": None}
+    rest = argv[5:]
+    if rest and not rest[0].startswith("--"):
+        opts["hold_ms"] = int(rest.pop(0))
+    while rest:
+        flag = rest.pop(0)
+        if flag == "--queue-once":
+            opts["iterations"] = 1
+        elif flag == "--start-file":
+            opts["start_file"] = rest.pop(0)
+        elif flag == "--hold-until":
+            opts["hold_until"] = rest.pop(0)
+        else:
+            raise ValueError("unknown option " + flag)
+    return opts
+
+
+def on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)  # unwinds through the finally below, which closes the session
+
+
+def main(argv):
+    try:
+        o = parse(argv)
+    except (ValueError, IndexError) as e:
+        print("usage: kazoo_contender.py CONNECT LOCK_PATH ITERATIONS LOGFILE NAME [HOLD_MS] "
+              "[--queue-once] [--start-file PATH] [--hold-until PATH]: %s" % e, file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, on_sigterm)
+    name, marker = o["name"], o["log"] + ".inside"
+    log = os.open(o["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def append(line):
+        os.write(log, (line + "\n").encode())
+
+    zk = KazooClient(hosts=o["connect"], timeout=6.0)
+    try:
+        zk.start(timeout=30)
+        print("ready", flush=True)
+        if o["start_file"] and not wait_for_file(o["start_file"]):
+            print("kazoo_contender: start file never appeared: " + o["start_file"], file=sys.stderr)
+            return 4
+        lock = ReportingLock(zk, o["path"], name, extra_lock_patterns=["-lock-"])
+        for _ in range(o["iterations"]):
+            lock.acquire()
+            try:
+                append("enter %s %d" % (name, time.monotonic_ns()))
+                try:
+                    os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                except FileExistsError:
+                    append("VIOLATION %s %d" % (name, time.monotonic_ns()))
+                    return 3
+                if o["hold_until"]:
+                    if not wait_for_file(o["hold_until"]):
+                        print("kazoo_contender: hold-until file never appeared: " + o["hold_until"],
+                              file=sys.stderr)
+                        return 4
+                elif o["hold_ms"] > 0:
+                    time.sleep(o["hold_ms"] / 1000.0)  # the critical section's work, not synchronisation
+                os.unlink(marker)
+                append("exit %s %d" % (name, time.monotonic_ns()))
+            finally:
+                lock.release()
+        return 0
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure is exit 4 with its text on stderr
+        print("kazoo_contender: %r" % (e,), file=sys.stderr)
+        return 4
+    finally:
+        try:
+            zk.stop()
+            zk.close()
+        finally:
+            os.close(log)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
