@@ -30,7 +30,7 @@ struct CommonOptions {
 };
 
 // One line to stdout, flushed at once: the tests read these lines from a log file while the
-// process runs (and freeze it right after "acquired").
+// process runs (and freeze it once it prints "waiting for <file>").
 inline void say(const std::string& line) {
   std::cout << line << std::endl;
 }
