@@ -171,24 +171,42 @@ bool Handle::connected() const noexcept {
   return s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE;
 }
 
-void Handle::fail_soon(Completion done, Errc code) {
-  listener_.defer([done = std::move(done), code]() mutable {
-    OpResult r;
-    r.rc = code;
-    done(std::move(r));
-  });
-}
+// Holds mutex_ while one request is submitted. Requests that fail at once are completed later, on
+// the Session's monitor thread - handed over only after mutex_ is released, since the Session takes
+// its own lock to queue them and holds it while it sends (lock order: Session, then Handle).
+class Handle::Locked {
+ public:
+  explicit Locked(Handle& handle) : handle_(handle), lock_(handle.mutex_) {}
+  ~Locked() {
+    lock_.unlock();
+    for (auto& [done, code] : failures_) {
+      handle_.listener_.defer([done = std::move(done), code = code]() mutable {
+        OpResult r;
+        r.rc = code;
+        done(std::move(r));
+      });
+    }
+  }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+  void fail(Completion done, Errc code) { failures_.emplace_back(std::move(done), code); }
 
-// Called with mutex_ held. Returns null (and defers the failure) when the request must not go out.
-Handle::OpContext* Handle::begin(Operation op, const std::string& path, Completion& done) {
+ private:
+  Handle& handle_;
+  std::unique_lock<std::mutex> lock_;
+  std::vector<std::pair<Completion, Errc>> failures_;
+};
+
+// Returns null (and fails `done` soon) when the request must not go out.
+Handle::OpContext* Handle::begin(Locked& locked, Operation op, const std::string& path, Completion& done) {
   if (closed_ || zh_ == nullptr) {
-    fail_soon(std::move(done), Errc::closing);
+    locked.fail(std::move(done), Errc::closing);
     return nullptr;
   }
   FaultDecision decision;
   if (fault_hook_) decision = fault_hook_->on_request(op, path);
   if (decision.kind == FaultDecision::Kind::kFailBeforeSend) {
-    fail_soon(std::move(done), decision.code);
+    locked.fail(std::move(done), decision.code);
     return nullptr;
   }
   auto ctx = std::make_unique<OpContext>();
@@ -203,35 +221,35 @@ Handle::OpContext* Handle::begin(Operation op, const std::string& path, Completi
   return raw;
 }
 
-// Called with mutex_ held, after the zoo_a* call.
-void Handle::submitted(OpContext* ctx, int rc) {
+// After the zoo_a* call.
+void Handle::submitted(Locked& locked, OpContext* ctx, int rc) {
   if (rc == ZOK) return;
   // The C client refused the request outright: it will never call back.
   auto it = pending_.find(ctx->id);
   Completion done = std::move(it->second->done);
   pending_.erase(it);
-  fail_soon(std::move(done), static_cast<Errc>(rc));
+  locked.fail(std::move(done), static_cast<Errc>(rc));
 }
 
 void Handle::create(const std::string& path, const std::string& data, int mode, Completion done) {
-  std::lock_guard lock(mutex_);
-  OpContext* ctx = begin(Operation::kCreate, path, done);
+  Locked locked(*this);
+  OpContext* ctx = begin(locked, Operation::kCreate, path, done);
   if (!ctx) return;
   const int rc = zoo_acreate2(zh_, path.c_str(), data.data(), static_cast<int>(data.size()),
                               &ZOO_OPEN_ACL_UNSAFE, mode, &on_string_stat, ctx);
-  submitted(ctx, rc);
+  submitted(locked, ctx, rc);
 }
 
 void Handle::get_children(const std::string& path, Completion done) {
-  std::lock_guard lock(mutex_);
-  OpContext* ctx = begin(Operation::kGetChildren, path, done);
+  Locked locked(*this);
+  OpContext* ctx = begin(locked, Operation::kGetChildren, path, done);
   if (!ctx) return;
-  submitted(ctx, zoo_aget_children(zh_, path.c_str(), 0, &on_strings, ctx));
+  submitted(locked, ctx, zoo_aget_children(zh_, path.c_str(), 0, &on_strings, ctx));
 }
 
 std::uint64_t Handle::get_data(const std::string& path, WatchFn watch, Completion done) {
-  std::lock_guard lock(mutex_);
-  OpContext* ctx = begin(Operation::kGetData, path, done);
+  Locked locked(*this);
+  OpContext* ctx = begin(locked, Operation::kGetData, path, done);
   if (!ctx) return 0;
   std::uint64_t watch_id = 0;
   int rc;
@@ -244,36 +262,36 @@ std::uint64_t Handle::get_data(const std::string& path, WatchFn watch, Completio
   } else {
     rc = zoo_aget(zh_, path.c_str(), 0, &on_data, ctx);
   }
-  submitted(ctx, rc);
+  submitted(locked, ctx, rc);
   return rc == ZOK ? watch_id : 0;
 }
 
 void Handle::exists(const std::string& path, Completion done) {
-  std::lock_guard lock(mutex_);
-  OpContext* ctx = begin(Operation::kExists, path, done);
+  Locked locked(*this);
+  OpContext* ctx = begin(locked, Operation::kExists, path, done);
   if (!ctx) return;
-  submitted(ctx, zoo_aexists(zh_, path.c_str(), 0, &on_stat, ctx));
+  submitted(locked, ctx, zoo_aexists(zh_, path.c_str(), 0, &on_stat, ctx));
 }
 
 void Handle::remove(const std::string& path, int version, Completion done) {
-  std::lock_guard lock(mutex_);
-  OpContext* ctx = begin(Operation::kDelete, path, done);
+  Locked locked(*this);
+  OpContext* ctx = begin(locked, Operation::kDelete, path, done);
   if (!ctx) return;
-  submitted(ctx, zoo_adelete(zh_, path.c_str(), version, &on_void, ctx));
+  submitted(locked, ctx, zoo_adelete(zh_, path.c_str(), version, &on_void, ctx));
 }
 
 void Handle::set(const std::string& path, const std::string& data, int version, Completion done) {
-  std::lock_guard lock(mutex_);
-  OpContext* ctx = begin(Operation::kSetData, path, done);
+  Locked locked(*this);
+  OpContext* ctx = begin(locked, Operation::kSetData, path, done);
   if (!ctx) return;
-  submitted(ctx, zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
+  submitted(locked, ctx, zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
                           &on_stat, ctx));
 }
 
 void Handle::add_digest_auth(const std::string& user_password, Completion done) {
-  std::lock_guard lock(mutex_);
+  Locked locked(*this);
   if (closed_ || zh_ == nullptr) {
-    fail_soon(std::move(done), Errc::closing);
+    locked.fail(std::move(done), Errc::closing);
     return;
   }
   auto ctx = std::make_unique<OpContext>();
@@ -283,13 +301,13 @@ void Handle::add_digest_auth(const std::string& user_password, Completion done) 
   ctx->sent = Clock::now();
   OpContext* raw = ctx.get();
   pending_.emplace(raw->id, std::move(ctx));
-  submitted(raw, zoo_add_auth(zh_, "digest", user_password.data(),
+  submitted(locked, raw, zoo_add_auth(zh_, "digest", user_password.data(),
                               static_cast<int>(user_password.size()), &on_void, raw));
 }
 
 void Handle::multi(std::vector<MultiOp> ops, Completion done) {
-  std::lock_guard lock(mutex_);
-  OpContext* ctx = begin(Operation::kMulti, ops.empty() ? std::string() : ops.front().path, done);
+  Locked locked(*this);
+  OpContext* ctx = begin(locked, Operation::kMulti, ops.empty() ? std::string() : ops.front().path, done);
   if (!ctx) return;
   const std::size_t n = ops.size();
   ctx->multi_ops = std::move(ops);
@@ -315,7 +333,7 @@ void Handle::multi(std::vector<MultiOp> ops, Completion done) {
         break;
     }
   }
-  submitted(ctx, zoo_amulti(zh_, static_cast<int>(n), ctx->multi_c_ops.data(),
+  submitted(locked, ctx, zoo_amulti(zh_, static_cast<int>(n), ctx->multi_c_ops.data(),
                             ctx->multi_results.data(), &on_void, ctx));
 }
 
@@ -328,20 +346,20 @@ void Handle::forget_watch_locked(std::uint64_t watch_id) {
 }
 
 void Handle::remove_watch(const std::string& path, std::uint64_t watch_id, Completion done) {
-  std::lock_guard lock(mutex_);
+  Locked locked(*this);
   forget_watch_locked(watch_id);
   if (watches_per_path_.count(path) != 0) {
-    fail_soon(std::move(done), Errc::ok);  // another of ours still needs the server's watch
+    locked.fail(std::move(done), Errc::ok);  // another of ours still needs the server's watch
     return;
   }
-  OpContext* ctx = begin(Operation::kRemoveWatches, path, done);
+  OpContext* ctx = begin(locked, Operation::kRemoveWatches, path, done);
   if (!ctx) return;
   // zoo_aremove_watches() sends only a CheckWatches request (the server keeps the watch); the
   // "all" variant sends RemoveWatches. Server side (local = 0) only: the 3.8.0 async call with
   // local = 1 corrupts memory. 3.8.0 declares the completion as a pointer to a function pointer
   // but stores and calls it as the function pointer itself, hence the cast.
   auto* completion = reinterpret_cast<void_completion_t*>(reinterpret_cast<void*>(&on_void));
-  submitted(ctx, zoo_aremove_all_watches(zh_, path.c_str(), ZWATCHTYPE_DATA, 0, completion, ctx));
+  submitted(locked, ctx, zoo_aremove_all_watches(zh_, path.c_str(), ZWATCHTYPE_DATA, 0, completion, ctx));
 }
 
 void Handle::forget_watch(std::uint64_t watch_id) {

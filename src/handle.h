@@ -119,9 +119,9 @@ class Handle {
   void session_event(int state);
 
  private:
-  OpContext* begin(Operation op, const std::string& path, Completion& done);
-  void submitted(OpContext* ctx, int rc);
-  void fail_soon(Completion done, Errc code);
+  class Locked;
+  OpContext* begin(Locked& locked, Operation op, const std::string& path, Completion& done);
+  void submitted(Locked& locked, OpContext* ctx, int rc);
 
   const unsigned generation_;
   HandleListener& listener_;
