@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "support/wait.h"
+#include "support/zk_server.h"
 
 #if defined(THREADED)
 #include <zookeeper/zookeeper.h>
@@ -945,150 +946,6 @@ TEST(FaultProxyTest, DestructorClosesEverything) {
 
 #if defined(THREADED)
 
-// A standalone ZooKeeper server in a child process (a minimal private launcher; the project's
-// harness in tests/support/zk_server.h may replace it).
-class ZooKeeperProcess {
- public:
-  // Starts a server on a free loopback port; nullptr (reason in *why) if it cannot.
-  static std::unique_ptr<ZooKeeperProcess> launch(std::string* why) {
-    const char* kJars[] = {"zookeeper.jar",
-                           "zookeeper-jute.jar",
-                           "slf4j-api.jar",
-                           "slf4j-nop.jar",
-                           "netty-handler.jar",
-                           "netty-common.jar",
-                           "netty-buffer.jar",
-                           "netty-transport.jar",
-                           "netty-codec.jar",
-                           "netty-resolver.jar",
-                           "netty-transport-native-epoll.jar",
-                           "netty-transport-native-unix-common.jar",
-                           "metrics-core.jar",
-                           "commons-io.jar",
-                           "snappy-java.jar"};
-    std::string classpath;
-    for (const char* jar : kJars) {
-      const std::string path = std::string("/usr/share/java/") + jar;
-      if (!std::filesystem::exists(path)) {
-        *why = path + " missing";
-        return nullptr;
-      }
-      classpath += (classpath.empty() ? "" : ":") + path;
-    }
-    const std::string java = "/usr/bin/java";
-    if (::access(java.c_str(), X_OK) != 0) {
-      *why = java + " missing";
-      return nullptr;
-    }
-    for (int attempt = 0; attempt < 3; ++attempt) {  // the free port may be taken meanwhile
-      std::unique_ptr<ZooKeeperProcess> zk(new ZooKeeperProcess());
-      if (zk->start(java, classpath, why)) return zk;
-    }
-    return nullptr;
-  }
-
-  ~ZooKeeperProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      const auto deadline = Clock::now() + 10s;
-      int status = 0;
-      while (::waitpid(pid_, &status, WNOHANG) == 0) {
-        if (Clock::now() > deadline) {
-          ::kill(pid_, SIGKILL);
-          ::waitpid(pid_, &status, 0);
-          break;
-        }
-        ::poll(nullptr, 0, 20);
-      }
-    }
-    std::error_code ec;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-  }
-
-  int port() const { return port_; }
-  std::string connect_string() const { return "127.0.0.1:" + std::to_string(port_); }
-
- private:
-  ZooKeeperProcess() = default;
-
-  bool start(const std::string& java, const std::string& classpath, std::string* why) {
-    char tmpl[] = "/tmp/fault-proxy-zk-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) {
-      *why = "mkdtemp failed";
-      return false;
-    }
-    dir_ = tmpl;
-    port_ = unused_port();
-    const std::string cfg = dir_ + "/zoo.cfg";
-    {
-      std::ofstream out(cfg);
-      out << "tickTime=500\n"
-          << "dataDir=" << dir_ << "/data\n"
-          << "clientPort=" << port_ << "\n"
-          << "clientPortAddress=127.0.0.1\n"
-          << "admin.enableServer=false\n"
-          << "4lw.commands.whitelist=*\n"
-          << "maxClientCnxns=0\n"
-          << "forceSync=no\n";
-    }
-    const std::string log = dir_ + "/zk.log";
-    std::vector<std::string> args = {
-        java, "-Xmx256m", "-cp", classpath, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg};
-    std::vector<char*> argv;
-    argv.reserve(args.size() + 1);
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      *why = "fork failed";
-      return false;
-    }
-    if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, STDOUT_FILENO);
-        ::dup2(fd, STDERR_FILENO);
-      }
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    pid_ = pid;
-    const auto deadline = Clock::now() + 60s;
-    while (Clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        *why = "ZooKeeper exited during start-up; see " + log;
-        return false;
-      }
-      // "ruok" answers before the server takes sessions; "stat" says "Mode:" once it does.
-      if (four_letter_word("stat").find("Mode:") != std::string::npos) return true;
-      ::poll(nullptr, 0, 50);
-    }
-    *why = "ZooKeeper did not serve within 60 s";
-    return false;
-  }
-
-  std::string four_letter_word(const std::string& word) const {
-    Fd fd = connect_to(port_);
-    if (fd.get() < 0 || !send_all(fd.get(), word)) return "";
-    std::string out;
-    const auto deadline = Clock::now() + 2s;
-    char buf[256];
-    while (wait_readable(fd.get(), deadline)) {
-      const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-
-  pid_t pid_ = -1;
-  int port_ = 0;
-  std::string dir_;
-};
-
 // A ZooKeeper C client handle whose session state can be waited on.
 class ZkClient {
  public:
@@ -1130,40 +987,27 @@ class ZkClient {
 
 class FaultProxyZooKeeperTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ::zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    std::string why;
-    zk_ = ZooKeeperProcess::launch(&why).release();
-    if (zk_ == nullptr) skip_reason_ = new std::string(why);
-  }
-  static void TearDownTestSuite() {
-    delete zk_;
-    zk_ = nullptr;
-    delete skip_reason_;
-    skip_reason_ = nullptr;
-  }
-  void SetUp() override {
-    if (zk_ == nullptr) GTEST_SKIP() << "no ZooKeeper server: " << *skip_reason_;
-  }
+  // The process's shared server (tests/support/zk_server.h): started on first use, or the one
+  // ZKLOCK_TEST_CONNECT names.
+  static void SetUpTestSuite() { ::zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR); }
+  void SetUp() override { server_ = shared_server(); }
 
   // Creates `path` (persistent) directly on the server, ignoring "already exists".
   static void ensure_node(const std::string& path) {
-    ZkClient direct(zk_->connect_string(), 10000);
+    ZkClient direct(server_.connect, 10000);
     ASSERT_TRUE(direct.wait_connected(kSoon));
     const int rc = ::zoo_create(direct.handle(), path.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0,
                                 nullptr, 0);
     ASSERT_TRUE(rc == ZOK || rc == ZNODEEXISTS) << ::zerror(rc);
   }
 
-  static ZooKeeperProcess* zk_;
-  static std::string* skip_reason_;
+  static ServerRef server_;
 };
 
-ZooKeeperProcess* FaultProxyZooKeeperTest::zk_ = nullptr;
-std::string* FaultProxyZooKeeperTest::skip_reason_ = nullptr;
+ServerRef FaultProxyZooKeeperTest::server_;
 
 TEST_F(FaultProxyZooKeeperTest, BlackholeDisconnectsAndHealReconnectsSameSession) {
-  auto proxy = FaultProxy::start("127.0.0.1", zk_->port());
+  auto proxy = FaultProxy::start("127.0.0.1", server_.port);
   const int kSessionMs = 6000;
   ZkClient client(proxy->connect_string(), kSessionMs);
   ASSERT_TRUE(client.wait_connected(kSoon));
@@ -1198,7 +1042,7 @@ TEST_F(FaultProxyZooKeeperTest, BlackholeDisconnectsAndHealReconnectsSameSession
 TEST_F(FaultProxyZooKeeperTest, DroppedCreateReplyIsConnectionLossButNodeExists) {
   const std::string parent = "/fault-proxy-drop-" + std::to_string(::getpid());
   ensure_node(parent);
-  auto proxy = FaultProxy::start("127.0.0.1", zk_->port());
+  auto proxy = FaultProxy::start("127.0.0.1", server_.port);
   ZkClient client(proxy->connect_string(), 6000);
   ASSERT_TRUE(client.wait_connected(kSoon));
   const int64_t session = client.session_id();
@@ -1229,14 +1073,14 @@ TEST_F(FaultProxyZooKeeperTest, DroppedCreateReplyIsConnectionLossButNodeExists)
 TEST_F(FaultProxyZooKeeperTest, LongBlackholeExpiresTheSession) {
   const std::string parent = "/fault-proxy-expire-" + std::to_string(::getpid());
   ensure_node(parent);
-  auto proxy = FaultProxy::start("127.0.0.1", zk_->port());
+  auto proxy = FaultProxy::start("127.0.0.1", server_.port);
   ZkClient victim(proxy->connect_string(), 2000);
   ASSERT_TRUE(victim.wait_connected(kSoon));
   const std::string node = parent + "/held";
   ASSERT_EQ(::zoo_create(victim.handle(), node.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
                          ZOO_EPHEMERAL, nullptr, 0),
             ZOK);
-  ZkClient observer(zk_->connect_string(), 10000);  // direct, not through the proxy
+  ZkClient observer(server_.connect, 10000);  // direct, not through the proxy
   ASSERT_TRUE(observer.wait_connected(kSoon));
 
   proxy->blackhole();
