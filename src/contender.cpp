@@ -11,6 +11,7 @@ namespace {
 constexpr std::string_view kCuratorMarker = "-lock-";
 constexpr std::string_view kKazooMarker = "__lock__";
 constexpr std::string_view kProtectedPrefix = "_c_";
+constexpr std::int32_t kUnreliableAbove = 1 << 30;
 
 // ZooKeeper appends printf("%010d", cversion): 10 characters, or 11 for the most negative values.
 std::optional<std::int32_t> parse_sequence(std::string_view digits) noexcept {
@@ -50,6 +51,15 @@ std::optional<ParsedContenderName> parse_contender_name(std::string_view name) n
   return std::nullopt;
 }
 
+bool sequence_order_reliable(const std::vector<std::string>& names) noexcept {
+  for (const auto& name : names) {
+    if (auto parsed = parse_contender_name(name)) {
+      if (parsed->sequence >= kUnreliableAbove || parsed->sequence < -kUnreliableAbove) return false;
+    }
+  }
+  return true;
+}
+
 std::vector<std::string> queue_order(std::vector<std::string> names) {
   struct Entry {
     std::int32_t sequence;
@@ -57,24 +67,11 @@ std::vector<std::string> queue_order(std::vector<std::string> names) {
   };
   std::vector<Entry> entries;
   entries.reserve(names.size());
-  bool has_high = false;
-  bool has_low = false;
   for (auto& name : names) {
-    if (auto parsed = parse_contender_name(name)) {
-      has_high |= parsed->sequence >= (1 << 30);
-      has_low |= parsed->sequence < -(1 << 30);
-      entries.push_back({parsed->sequence, std::move(name)});
-    }
+    if (auto parsed = parse_contender_name(name)) entries.push_back({parsed->sequence, std::move(name)});
   }
-  // Live contenders always span far less than 2^31 sequence numbers. Both ends present means the
-  // counter wrapped from 2^31 - 1 to -2^31 among them: then the unsigned order is the creation order.
-  const bool wrapped = has_high && has_low;
-  auto key = [wrapped](std::int32_t s) -> std::int64_t {
-    return wrapped ? static_cast<std::int64_t>(static_cast<std::uint32_t>(s)) : s;
-  };
-  std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
-    const auto ka = key(a.sequence), kb = key(b.sequence);
-    return ka != kb ? ka < kb : a.name < b.name;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.sequence != b.sequence ? a.sequence < b.sequence : a.name < b.name;
   });
   std::vector<std::string> ordered;
   ordered.reserve(entries.size());

@@ -282,7 +282,63 @@ void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
     fail_locked(a, r.rc);
     return;
   }
-  const std::vector<std::string> queue = queue_order(std::move(r.children));
+  if (!sequence_order_reliable(r.children)) {
+    order_by_czxid_locked(a, std::move(r.children));
+    return;
+  }
+  evaluate_locked(a, queue_order(std::move(r.children)));
+}
+
+void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::string> children) {
+  // Near the top of the sequence range the numbers stop ordering the queue (3.8.0 saturates at
+  // 2147483647, other versions wrap to negative). Creation order is czxid order: read each
+  // contender's czxid - all reads pipelined, one round trip - and sort by it.
+  auto h = handle_for_locked(a);
+  if (!h) {
+    a->phase = Attempt::Phase::kAwaitGeneration;
+    return;
+  }
+  struct Gathered {
+    std::size_t remaining = 0;
+    bool failed = false;
+    Errc error = Errc::ok;
+    std::vector<std::pair<std::int64_t, std::string>> by_czxid;
+  };
+  auto gathered = std::make_shared<Gathered>();
+  std::vector<std::string> names;
+  for (auto& name : children) {
+    if (parse_contender_name(name)) names.push_back(std::move(name));
+  }
+  gathered->remaining = names.size();
+  const unsigned step = a->step;
+  auto self = shared_from_this();
+  for (const auto& name : names) {
+    h->exists(path_ + "/" + name, [self, a, step, gathered, name](OpResult&& r) {
+      std::lock_guard lock(self->mutex_);
+      if (r.rc == Errc::ok) {
+        gathered->by_czxid.emplace_back(r.stat.czxid, name);
+      } else if (r.rc != Errc::no_node && !gathered->failed) {  // gone meanwhile: not in line
+        gathered->failed = true;
+        gathered->error = r.rc;
+      }
+      if (--gathered->remaining != 0) return;
+      if (a->step != step || a->phase != Attempt::Phase::kListing) return;
+      if (gathered->failed) {
+        if (self->step_failed_locked(a, gathered->error, [self, a] { self->list_locked(a); })) return;
+        self->fail_locked(a, gathered->error);
+        return;
+      }
+      std::sort(gathered->by_czxid.begin(), gathered->by_czxid.end());
+      std::vector<std::string> queue;
+      queue.reserve(gathered->by_czxid.size());
+      for (auto& entry : gathered->by_czxid) queue.push_back(std::move(entry.second));
+      self->evaluate_locked(a, queue);
+    });
+  }
+  if (names.empty()) vanished_locked(a);
+}
+
+void MutexCore::evaluate_locked(const AttemptPtr& a, const std::vector<std::string>& queue) {
   const auto it = std::find(queue.begin(), queue.end(), a->node_name);
   if (it == queue.end()) {
     vanished_locked(a);
@@ -780,6 +836,9 @@ std::vector<Contender> MutexCore::contenders() const {
     c.data = std::move(r.value);
     out.push_back(std::move(c));
   }
+  // Creation order, which the sequence numbers stop giving near the top of their range.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Contender& x, const Contender& y) { return x.czxid < y.czxid; });
   return out;
 }
 

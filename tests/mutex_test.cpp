@@ -594,19 +594,19 @@ TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
   second.unlock();
 }
 
-TEST(MutexTest, QueueOrderHandlesTheSequenceWrap) {
-  // Sequence numbers are signed 32-bit: after 2147483647 comes -2147483648.
-  const auto ordered = queue_order({"_c_b-lock--2147483648", "x__lock__2147483646",
-                                    "_c_a-lock-2147483647", "_c_c-lock--2147483647", "junk"});
-  EXPECT_EQ(ordered, (std::vector<std::string>{"x__lock__2147483646", "_c_a-lock-2147483647",
-                                               "_c_b-lock--2147483648", "_c_c-lock--2147483647"}));
-  // Away from the wrap, numeric (not string) order.
-  EXPECT_EQ(queue_order({"a-lock-0000000010", "b-lock-0000000009", "c-lock--000000001"}),
+TEST(MutexTest, QueueOrderIsNumericAndKnowsWhereItStopsBeingReliable) {
+  // Numeric (not string) order, negative numbers included.
+  EXPECT_EQ(queue_order({"a-lock-0000000010", "b-lock-0000000009", "c-lock--000000001", "junk"}),
             (std::vector<std::string>{"c-lock--000000001", "b-lock-0000000009", "a-lock-0000000010"}));
+  EXPECT_TRUE(sequence_order_reliable({"a-lock-0000000010", "x__lock__1073741823"}));
+  // Near the top (3.8.0 saturates at 2147483647) or after a wrap, numbers do not order the queue.
+  EXPECT_FALSE(sequence_order_reliable({"a-lock-0000000010", "_c_a-lock-2147483647"}));
+  EXPECT_FALSE(sequence_order_reliable({"_c_b-lock--2147483648"}));
   EXPECT_FALSE(parse_contender_name("_c_x-lock-123"));
   EXPECT_FALSE(parse_contender_name("abc__rlock__0000000001"));
   EXPECT_EQ(parse_contender_name("abc__lock__0000000001")->naming, NodeNaming::kKazoo);
   EXPECT_EQ(parse_contender_name("plain-lock-0000000001")->naming, NodeNaming::kPlain);
+  EXPECT_EQ(parse_contender_name("_c_b-lock--2147483648")->sequence, INT32_MIN);
 }
 
 }  // namespace

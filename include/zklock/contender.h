@@ -33,9 +33,15 @@ struct ParsedContenderName {
 };
 std::optional<ParsedContenderName> parse_contender_name(std::string_view name) noexcept;
 
-/// Sorts names into queue order: by sequence number compared as ZooKeeper assigns them (signed
-/// 32-bit, and across the 2^31 wrap: when both very large positive and very negative numbers are
-/// present, the positive ones are older). Names that are not contenders are dropped.
+/// Sorts names into queue order by their parsed signed sequence number (never as strings); names
+/// that are not contenders are dropped. Valid only while sequence_order_reliable(names).
 std::vector<std::string> queue_order(std::vector<std::string> names);
+
+/// False when a contender's sequence number is near either end of the signed 32-bit range
+/// (|n| >= 2^30). There the numbers stop ordering the queue: ZooKeeper 3.8.0 stops at 2147483647
+/// and gives every later node that same number (negative numbers appear only for creates applied
+/// together), other versions wrap to -2147483648. Then order by czxid (creation order) instead,
+/// as zklock's Mutex does.
+bool sequence_order_reliable(const std::vector<std::string>& names) noexcept;
 
 }  // namespace zklock
