@@ -61,7 +61,7 @@ const std::error_category& error_category() noexcept {
 }
 
 void throw_error(Errc code, const std::string& context) {
-  const std::string what = context;
+  const std::string& what = context;  // std::system_error appends ": <code's message>"
   switch (code) {
     case Errc::connection_loss:
     case Errc::operation_timeout:
@@ -79,7 +79,7 @@ void throw_error(Errc code, const std::string& context) {
       throw NotAuthorizedError(code, what);
     case Errc::invalid_argument:
     case Errc::bad_arguments:
-      throw InvalidArgumentError(what + ": " + error_category().message(static_cast<int>(code)));
+      throw InvalidArgumentError(what);
     case Errc::lock_lost:
       throw LockLostError(what);
     case Errc::cancelled:

@@ -52,11 +52,11 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
   for (std::size_t i = 1; i < r.multi_results.size(); ++i) {
     const Errc code = r.multi_results[i];
     if (code != Errc::ok && code != Errc::runtime_inconsistency) {
-      throw_error(code, context + ": operation " + std::to_string(i) + " on " + ops[i].path + ": " +
-                            error_category().message(static_cast<int>(code)) + "; nothing written");
+      throw_error(code, context + ": operation " + std::to_string(i) + " on " + ops[i].path +
+                            " (nothing written)");
     }
   }
-  throw_error(r.rc, context + ": " + error_category().message(static_cast<int>(r.rc)));
+  throw_error(r.rc, context);
 }
 
 }  // namespace zklock

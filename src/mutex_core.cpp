@@ -682,8 +682,7 @@ void MutexCore::report_state_locked() {
 MutexCore::Outcome MutexCore::acquire(std::optional<Clock::time_point> deadline, bool try_once) {
   std::unique_lock lock(mutex_);
   if (held_ && owner_ == std::this_thread::get_id()) {
-    throw Error(Errc::would_deadlock, "zklock::Mutex(\"" + path_ +
-                                          "\"): this thread already holds it (not reentrant)");
+    throw Error(Errc::would_deadlock, "zklock::Mutex(\"" + path_ + "\")::lock");
   }
   if (session_->closed() || shut_down_) throw ClosedError(Errc::closed, "zklock::Mutex(\"" + path_ + "\")");
   ++callers_;
@@ -748,8 +747,7 @@ MutexCore::Outcome MutexCore::acquire(std::optional<Clock::time_point> deadline,
   busy_ = false;
   cv_.notify_all();
   if (a->result == Attempt::Result::kFailed) {
-    throw_error(a->error, "zklock::Mutex(\"" + path_ + "\")::lock: " +
-                              error_category().message(static_cast<int>(a->error)));
+    throw_error(a->error, "zklock::Mutex(\"" + path_ + "\")::lock");
   }
   return outcome;
 }
@@ -813,8 +811,7 @@ std::vector<Contender> MutexCore::contenders() const {
       session_->negotiated_timeout());
   if (listing.rc == Errc::no_node) return {};
   if (listing.rc != Errc::ok) {
-    throw_error(listing.rc, "zklock::Mutex(\"" + path_ + "\")::contenders: " +
-                                error_category().message(static_cast<int>(listing.rc)));
+    throw_error(listing.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
   }
   std::vector<Contender> out;
   for (const auto& name : queue_order(std::move(listing.children))) {
@@ -828,8 +825,7 @@ std::vector<Contender> MutexCore::contenders() const {
         session_->negotiated_timeout());
     if (r.rc == Errc::no_node) continue;  // left the queue meanwhile
     if (r.rc != Errc::ok) {
-      throw_error(r.rc, "zklock::Mutex(\"" + path_ + "\")::contenders: " +
-                            error_category().message(static_cast<int>(r.rc)));
+      throw_error(r.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
     }
     c.czxid = r.stat.czxid;
     c.ephemeral_owner = r.stat.ephemeral_owner;

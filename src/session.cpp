@@ -40,8 +40,7 @@ void validate_options(const SessionOptions& o) {
 
 // Turns a failed OpResult into the exception its code calls for.
 [[noreturn]] void fail(const detail::OpResult& r, const std::string& what, const std::string& path) {
-  throw_error(r.rc, "zklock::Session::" + what + "(\"" + path + "\"): " +
-                        error_category().message(static_cast<int>(r.rc)));
+  throw_error(r.rc, "zklock::Session::" + what + "(\"" + path + "\")");
 }
 
 }  // namespace
