@@ -1,0 +1,12 @@
+# CLI suite: the real `zklock` binary (tools/zklock) against real ZooKeeper servers started by the
+# test (tests/cli/cli_test.cpp). Included by tests/CMakeLists.txt.
+if(NOT TARGET zklock-cli)
+  message(STATUS "zklock CLI tests: skipped (ZKLOCK_BUILD_TOOLS is off)")
+  return()
+endif()
+find_package(nlohmann_json REQUIRED)
+zklock_add_test(cli_test ${CMAKE_CURRENT_LIST_DIR}/cli_test.cpp
+                LIBS zklock nlohmann_json::nlohmann_json TIMEOUT 300)
+target_include_directories(cli_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)  # test_env.h
+target_compile_definitions(cli_test PRIVATE ZKLOCK_CLI="$<TARGET_FILE:zklock-cli>")
+add_dependencies(cli_test zklock-cli)

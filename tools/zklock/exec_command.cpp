@@ -1,0 +1,284 @@
+#include "exec_command.h"
+
+#include <poll.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <system_error>
+
+#include "command.h"
+#include "duration.h"
+#include "exit_codes.h"
+#include "lock_state_watch.h"
+#include "lock_wait.h"
+#include "wakeup.h"
+#include "zklock/mutex.h"
+
+namespace zklock::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kExecFooter =
+    "Synopsis: zklock exec [OPTIONS] LOCK_PATH -- COMMAND [ARGS...]\n"
+    "\n"
+    "The command runs directly (execvp-like, no shell) once the lock is held, with:\n"
+    "  ZKLOCK_PATH           the lock path\n"
+    "  ZKLOCK_NODE           our lock node, e.g. LOCK_PATH/_c_<uuid>-lock-0000000042\n"
+    "  ZKLOCK_SEQUENCE       its sequence number (42)\n"
+    "  ZKLOCK_FENCING_TOKEN  the fencing token: a decimal number, larger for every later\n"
+    "                        holder of the lock; pass it to the resource you protect\n"
+    "  ZKLOCK_SESSION_ID     the ZooKeeper session id, hex (0x...)\n"
+    "\n"
+    "Signals: SIGINT, SIGTERM and SIGHUP are forwarded to the command (to its process group,\n"
+    "see --foreground). Received while still waiting, they cancel the wait: zklock leaves the\n"
+    "queue and exits 128+N. If zklock itself is killed, the command is killed too.\n"
+    "\n"
+    "Lock lost: when ZooKeeper may have expired our session (someone else may hold the lock\n"
+    "now), the command is stopped at once as --on-lost says and zklock exits 76. This happens\n"
+    "before the server can hand the lock to anyone else. A mere disconnect (suspended) lets the\n"
+    "command run on (reported with --verbose).\n"
+    "\n"
+    "When the command ends, the lock is released and the session closed before zklock exits.\n"
+    "\n";
+
+constexpr const char* kExecExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock exec /locks/nightly-backup -- /usr/local/bin/backup --full\n"
+    "  zklock exec --timeout 30s --description \"deploy by $USER\" /locks/deploy -- make deploy\n"
+    "  zklock exec --connect zk1:2181,zk2:2181,zk3:2181 /locks/report -- sh -c './report > out'\n";
+
+std::optional<OnLost> parse_on_lost(const std::string& text) {
+  if (text == "term") return OnLost::kTerm;
+  if (text == "kill") return OnLost::kKill;
+  if (text == "ignore") return OnLost::kIgnore;
+  return std::nullopt;
+}
+
+std::string as_text(OnLost policy) {
+  switch (policy) {
+    case OnLost::kTerm:
+      return "term";
+    case OnLost::kKill:
+      return "kill";
+    case OnLost::kIgnore:
+      return "ignore";
+  }
+  return "?";
+}
+
+// Runs the command under the held lock until it ends; stops it if the lock is lost.
+class Supervisor {
+ public:
+  Supervisor(const ExecOptions& exec, RunningCommand child, const Mutex& mutex,
+             const Session& session, const Console& console, SignalReader& signals,
+             Wakeup& state_changed)
+      : exec_(exec),
+        child_(child),
+        console_(console),
+        signals_(signals),
+        state_changed_(state_changed),
+        watch_(mutex, session, console),
+        path_(mutex.path()) {}
+
+  // Returns: the exit code.
+  int run() {
+    for (;;) {
+      // The lock's state first: a loss that happened by the time the command is seen to have
+      // exited must not be reported as a success.
+      if (watch_.check() == LockState::kLost && !lost_) on_lost();
+      if (grace_deadline_ && Clock::now() >= *grace_deadline_) {
+        console_.error("command (or processes it started) still running " +
+                       format_duration(exec_.grace) + " after SIGTERM: sending SIGKILL");
+        child_.signal(SIGKILL);
+        grace_deadline_.reset();
+      }
+      if (const auto status = child_.try_reap()) {
+        if (!waiting_for_group()) return exit_code(*status);
+      }
+      wait_for_event();
+    }
+  }
+
+ private:
+  void on_lost() {
+    lost_ = true;
+    const std::string what = "lock on " + path_ +
+                             " LOST (our ZooKeeper session may have expired; "
+                             "another process may hold the lock now)";
+    switch (exec_.on_lost) {
+      case OnLost::kTerm:
+        console_.error(what + ": stopping the command (SIGTERM, SIGKILL after " +
+                       format_duration(exec_.grace) + ")");
+        child_.signal(SIGTERM);
+        grace_deadline_ = Clock::now() + exec_.grace;
+        break;
+      case OnLost::kKill:
+        console_.error(what + ": killing the command (SIGKILL)");
+        child_.signal(SIGKILL);
+        break;
+      case OnLost::kIgnore:
+        console_.error(what + ": the command runs on (--on-lost=ignore)");
+        break;
+    }
+  }
+
+  // After a loss, processes the command started (in its process group) must stop too: once the
+  // command itself has exited, wait for them until the grace period ends (then SIGKILL).
+  bool waiting_for_group() const {
+    return lost_ && exec_.on_lost == OnLost::kTerm && grace_deadline_ && child_.group_has_members();
+  }
+
+  int exit_code(int wait_status) const {
+    const int code = RunningCommand::exit_code_of(wait_status);
+    if (lost_) {
+      console_.note("command ended (exit code " + std::to_string(code) +
+                    ") after the lock was lost");
+      return exit_code::kLockLost;
+    }
+    console_.note("command ended with exit code " + std::to_string(code) + "; releasing " + path_);
+    return code;
+  }
+
+  void wait_for_event() {
+    int timeout = watch_.poll_timeout_ms();
+    auto shorten = [&](Clock::duration left) {
+      const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+      const int bounded = static_cast<int>(std::clamp<decltype(ms)>(ms, 0, 60'000));
+      timeout = timeout < 0 ? bounded : std::min(timeout, bounded);
+    };
+    if (grace_deadline_) shorten(*grace_deadline_ - Clock::now());
+    // Leftover group members exit without a SIGCHLD to us: look again soon.
+    if (child_.try_reap()) shorten(std::chrono::milliseconds(20));
+
+    pollfd fds[] = {{signals_.fd(), POLLIN, 0}, {state_changed_.fd(), POLLIN, 0}};
+    if (::poll(fds, 2, timeout) < 0 && errno != EINTR) {
+      throw std::system_error(errno, std::generic_category(), "poll");
+    }
+    state_changed_.drain();
+    for (const auto& info : signals_.read_pending()) {
+      const int sig = static_cast<int>(info.ssi_signo);
+      if (!SignalReader::is_termination(sig)) continue;  // SIGCHLD: reaped at the loop's top
+      // In zklock's own process group the command already got what a terminal sent to the group.
+      if (!child_.own_process_group() && info.ssi_code == SI_KERNEL) continue;
+      console_.note("forwarding " + signal_name(sig) + " to the command");
+      child_.signal(sig);
+    }
+  }
+
+  const ExecOptions& exec_;
+  RunningCommand child_;
+  const Console& console_;
+  SignalReader& signals_;
+  Wakeup& state_changed_;
+  LockStateWatch watch_;
+  const std::string path_;
+  bool lost_ = false;
+  std::optional<Clock::time_point> grace_deadline_;
+};
+
+std::vector<std::pair<std::string, std::string>> lock_environment(const Acquisition& acquisition) {
+  return {
+      {"ZKLOCK_PATH", acquisition.lock_path},
+      {"ZKLOCK_NODE", acquisition.node_path},
+      {"ZKLOCK_SEQUENCE", std::to_string(acquisition.sequence)},
+      {"ZKLOCK_FENCING_TOKEN", acquisition.token().to_string()},
+      {"ZKLOCK_SESSION_ID", session_id_hex(acquisition.session_id)},
+  };
+}
+
+}  // namespace
+
+CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
+                           LockOptions& lock) {
+  auto* command = app.add_subcommand(
+      "exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends");
+  command->add_option("LOCK_PATH", exec.path, "ZooKeeper path of the lock, e.g. /locks/backup")
+      ->required();
+  command->add_option("COMMAND", exec.command_before_separator,
+                      "after --: the program to run and its arguments (no shell; use "
+                      "sh -c '...' for one)");
+  add_lock_options(*command, lock);
+  command
+      ->add_option_function<std::string>(
+          "--on-lost", [&exec](const std::string& text) { exec.on_lost = *parse_on_lost(text); },
+          "when the lock is lost while COMMAND runs: term (SIGTERM, then SIGKILL "
+          "after --grace), kill (SIGKILL), ignore (let it finish; exit 76 anyway)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return parse_on_lost(text) ? "" : "expected term, kill or ignore, not '" + text + "'";
+          },
+          ""))
+      ->type_name("term|kill|ignore")
+      ->default_str(as_text(exec.on_lost))
+      ->group("Command");
+  add_duration_option(*command, "--grace", exec.grace,
+                      "with --on-lost=term: time between SIGTERM and SIGKILL", false)
+      ->default_str(format_duration(exec.grace))
+      ->group("Command");
+  command
+      ->add_flag("--foreground", exec.foreground,
+                 "run COMMAND in zklock's process group, so that it can use the terminal "
+                 "(interactive programs); signals then go to COMMAND alone, not to the "
+                 "processes it starts")
+      ->group("Command");
+  add_common_options(*command, common);
+  command->footer(std::string(kExecFooter) + kExitCodeHelp + kExecExamples);
+  return command;
+}
+
+int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
+             const Console& console, SignalReader& signals,
+             const std::vector<int>& inherited_descriptors) {
+  // Found before queueing: a typo should not wait an hour for the lock to be reported.
+  const Command command(exec.command);
+
+  Wakeup state_changed;  // before the Session: its event thread may still notify until closed
+  const auto session = open_session(common, console);
+  std::optional<Mutex> mutex;
+  mutex.emplace(*session, exec.path, cli_mutex_options(exec.path, lock, console, state_changed));
+
+  const WaitOutcome waited = wait_for_lock(*mutex, lock.timeout, signals);
+  if (waited.result != WaitOutcome::Result::kAcquired) {
+    mutex.reset();
+    session->close();
+    return not_acquired(waited, exec.path, lock, console);
+  }
+  const Acquisition acquisition = *mutex->acquisition();
+  console.note("acquired " + exec.path + " (node " + acquisition.node_path + ", fencing token " +
+               acquisition.token().to_string() + ")");
+
+  if (mutex->state() == LockState::kLost) {
+    console.error("lock on " + exec.path + " lost before the command could start");
+    mutex.reset();
+    session->close();
+    return exit_code::kLockLost;
+  }
+
+  int code = exit_code::kSoftware;
+  try {
+    Command::StartOptions start;
+    start.environment = lock_environment(acquisition);
+    start.own_process_group = !exec.foreground;
+    start.inherited_descriptors = inherited_descriptors;
+    RunningCommand child = command.start(start, signals);
+    console.note("running " + command.display() + " (pid " + std::to_string(child.pid()) + ")");
+    Supervisor supervisor(exec, child, *mutex, *session, console, signals, state_changed);
+    code = supervisor.run();
+  } catch (...) {
+    mutex.reset();  // releases the lock
+    session->close();
+    throw;
+  }
+  // Release, then close the session: closing deletes our ephemeral node at once even if the
+  // delete is still being retried, so the lock is surely free when zklock exits.
+  mutex.reset();
+  session->close();
+  console.note("released " + exec.path);
+  return code;
+}
+
+}  // namespace zklock::cli

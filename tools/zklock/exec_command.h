@@ -1,0 +1,42 @@
+// `zklock exec [options] LOCK_PATH -- COMMAND [ARGS...]`: run a command while holding the lock,
+// and stop it if the lock is lost.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "console.h"
+#include "options.h"
+#include "signals.h"
+
+namespace zklock::cli {
+
+/// What `zklock exec` does when the lock is lost while the command runs.
+enum class OnLost {
+  kTerm,    // SIGTERM, then SIGKILL after --grace
+  kKill,    // SIGKILL at once
+  kIgnore,  // let it finish (zklock still exits 76)
+};
+
+struct ExecOptions {
+  std::string path;
+  std::vector<std::string> command;  // from after "--" (main splits it off before parsing)
+  std::vector<std::string> command_before_separator;  // a mistake: reported as a usage error
+  OnLost on_lost = OnLost::kTerm;
+  std::chrono::milliseconds grace{5000};
+  bool foreground = false;
+};
+
+/// Adds the `exec` subcommand (with the common and lock options) to `app`.
+CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
+                           LockOptions& lock);
+
+/// Runs `zklock exec`. Returns the exit code (the command's own, or one of exit_codes.h).
+/// Throws: Failure, zklock::Error (main() turns them into exit codes).
+int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
+             const Console& console, SignalReader& signals,
+             const std::vector<int>& inherited_descriptors);
+
+}  // namespace zklock::cli

@@ -1,0 +1,113 @@
+#include "hold_command.h"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <system_error>
+
+#include "exit_codes.h"
+#include "lock_state_watch.h"
+#include "lock_wait.h"
+#include "wakeup.h"
+#include "zklock/mutex.h"
+
+namespace zklock::cli {
+namespace {
+
+constexpr const char* kHoldFooter =
+    "Once the lock is held, one line goes to stdout (and is flushed):\n"
+    "  FENCING_TOKEN SEQUENCE NODE_PATH\n"
+    "or with --json one object:\n"
+    "  {\"path\":...,\"node\":...,\"sequence\":42,\"fencing_token\":\"4294967338\",\n"
+    "   \"czxid\":4294967338,\"session_id\":\"0x...\"}\n"
+    "The lock is then held until SIGINT, SIGTERM or SIGHUP (released; exit 0) or until it is\n"
+    "lost (exit 76, message on stderr). For scripts that hold a lock across several steps:\n"
+    "read the line, work, then kill the zklock process.\n"
+    "\n";
+
+constexpr const char* kHoldExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock hold --description maintenance /locks/db-migrations\n"
+    "  zklock hold --json /locks/leader > lock.json &\n";
+
+void print_acquisition(const Acquisition& acquisition, bool json) {
+  if (json) {
+    const nlohmann::json out = {
+        {"path", acquisition.lock_path},    {"node", acquisition.node_path},
+        {"sequence", acquisition.sequence}, {"fencing_token", acquisition.token().to_string()},
+        {"czxid", acquisition.czxid},       {"session_id", session_id_hex(acquisition.session_id)},
+    };
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  } else {
+    std::cout << acquisition.token().to_string() << ' ' << acquisition.sequence << ' '
+              << acquisition.node_path << std::endl;
+  }
+}
+
+}  // namespace
+
+CLI::App* add_hold_command(CLI::App& app, HoldOptions& hold, CommonOptions& common,
+                           LockOptions& lock) {
+  auto* command = app.add_subcommand(
+      "hold", "Take the lock, print its fencing token, hold it until SIGINT/SIGTERM");
+  command->add_option("LOCK_PATH", hold.path, "ZooKeeper path of the lock, e.g. /locks/backup")
+      ->required();
+  command->add_flag("--json", hold.json, "print the acquisition as a JSON object")->group("Output");
+  add_lock_options(*command, lock);
+  add_common_options(*command, common);
+  command->footer(std::string(kHoldFooter) + kExitCodeHelp + kHoldExamples);
+  return command;
+}
+
+int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOptions& lock,
+             const Console& console, SignalReader& signals) {
+  Wakeup state_changed;  // before the Session: its event thread may still notify until closed
+  const auto session = open_session(common, console);
+  std::optional<Mutex> mutex;
+  mutex.emplace(*session, hold.path, cli_mutex_options(hold.path, lock, console, state_changed));
+
+  const WaitOutcome waited = wait_for_lock(*mutex, lock.timeout, signals);
+  if (waited.result != WaitOutcome::Result::kAcquired) {
+    mutex.reset();
+    session->close();
+    return not_acquired(waited, hold.path, lock, console);
+  }
+  print_acquisition(*mutex->acquisition(), hold.json);
+  console.note("holding " + hold.path + " until SIGINT or SIGTERM");
+
+  LockStateWatch watch(*mutex, *session, console);
+  int code = exit_code::kOk;
+  for (;;) {
+    if (watch.check() == LockState::kLost) {
+      console.error("lock on " + hold.path +
+                    " LOST (our ZooKeeper session may have expired; another process may hold "
+                    "the lock now)");
+      code = exit_code::kLockLost;
+      break;
+    }
+    pollfd fds[] = {{signals.fd(), POLLIN, 0}, {state_changed.fd(), POLLIN, 0}};
+    if (::poll(fds, 2, watch.poll_timeout_ms()) < 0 && errno != EINTR) {
+      throw std::system_error(errno, std::generic_category(), "poll");
+    }
+    state_changed.drain();
+    bool stop = false;
+    for (const auto& info : signals.read_pending()) {
+      if (SignalReader::is_termination(static_cast<int>(info.ssi_signo))) {
+        console.note(signal_name(static_cast<int>(info.ssi_signo)) + ": releasing " + hold.path);
+        stop = true;
+      }
+    }
+    if (stop) break;
+  }
+  // Release, then close the session: the node is surely gone when zklock exits.
+  mutex.reset();
+  session->close();
+  if (code == exit_code::kOk) console.note("released " + hold.path);
+  return code;
+}
+
+}  // namespace zklock::cli

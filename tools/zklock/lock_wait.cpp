@@ -1,0 +1,107 @@
+#include "lock_wait.h"
+
+#include <poll.h>
+#include <string.h>
+
+#include <atomic>
+#include <cerrno>
+#include <exception>
+#include <system_error>
+#include <thread>
+
+#include "duration.h"
+#include "exit_codes.h"
+#include "zklock/errors.h"
+
+namespace zklock::cli {
+
+MutexOptions cli_mutex_options(const std::string& path, const LockOptions& lock,
+                               const Console& console, Wakeup& state_changed) {
+  MutexOptions options;
+  options.description = lock.description;
+  options.on_state_change = [&state_changed](LockState, const Acquisition&) {
+    state_changed.notify();
+  };
+  if (console.verbose()) {
+    options.on_queue_position = [&console, path](std::size_t ahead) {
+      // 0 ahead means acquired, which is reported anyway.
+      if (ahead == 0) return;
+      console.note("waiting for " + path + ": " + std::to_string(ahead) +
+                   (ahead == 1 ? " contender" : " contenders") + " ahead");
+    };
+  }
+  return options;
+}
+
+WaitOutcome wait_for_lock(Mutex& mutex, std::optional<std::chrono::milliseconds> timeout,
+                          SignalReader& signals) {
+  // The wait runs on its own thread so that this one can keep reading signals and cancel it.
+  Wakeup finished;
+  std::atomic<bool> done{false};
+  bool acquired = false;
+  std::exception_ptr error;
+  std::thread locker([&] {
+    try {
+      if (timeout) {
+        acquired = mutex.try_lock_for(*timeout);
+      } else {
+        mutex.lock();
+        acquired = true;
+      }
+    } catch (const CancelledError&) {
+      acquired = false;
+    } catch (...) {
+      error = std::current_exception();
+    }
+    done.store(true);
+    finished.notify();
+  });
+
+  int interrupted_by = 0;
+  while (!done.load()) {
+    pollfd fds[] = {{signals.fd(), POLLIN, 0}, {finished.fd(), POLLIN, 0}};
+    // cancel() only wakes waits already in progress: one issued before the locker thread began
+    // to wait would be missed. So, once interrupted, cancel again until the locker returns.
+    const int rc = ::poll(fds, 2, interrupted_by != 0 ? 20 : -1);
+    if (rc < 0 && errno != EINTR) {
+      const int saved = errno;
+      mutex.cancel();
+      locker.join();
+      throw std::system_error(saved, std::generic_category(), "poll");
+    }
+    for (const auto& info : signals.read_pending()) {
+      const int sig = static_cast<int>(info.ssi_signo);
+      if (SignalReader::is_termination(sig) && interrupted_by == 0) interrupted_by = sig;
+      // SIGCHLD: no child yet (nothing to do).
+    }
+    if (interrupted_by != 0) mutex.cancel();
+  }
+  locker.join();
+
+  if (error) std::rethrow_exception(error);
+  if (interrupted_by != 0) {
+    if (acquired) mutex.unlock();  // the signal came as the lock was granted: do not keep it
+    return {WaitOutcome::Result::kInterrupted, interrupted_by};
+  }
+  return {acquired ? WaitOutcome::Result::kAcquired : WaitOutcome::Result::kTimedOut, 0};
+}
+
+int not_acquired(const WaitOutcome& outcome, const std::string& path, const LockOptions& lock,
+                 const Console& console) {
+  if (outcome.result == WaitOutcome::Result::kInterrupted) {
+    console.error("interrupted by " + signal_name(outcome.signal) + " while waiting for " + path +
+                  "; left the queue");
+    return exit_code::kSignalBase + outcome.signal;
+  }
+  console.error("timed out after " +
+                format_duration(lock.timeout.value_or(std::chrono::milliseconds(0))) +
+                " waiting for " + path);
+  return exit_code::kTimedOut;
+}
+
+std::string signal_name(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
+
+}  // namespace zklock::cli

@@ -1,0 +1,56 @@
+// Options shared by zklock's commands: how to reach ZooKeeper, how chatty to be, and - for the
+// commands that take the lock - how long to wait and what to store in the lock node.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "console.h"
+#include "zklock/session.h"
+
+namespace zklock::cli {
+
+inline constexpr const char* kDefaultConnect = "127.0.0.1:2181";
+inline constexpr const char* kConnectEnv = "ZKLOCK_CONNECT";
+
+struct CommonOptions {
+  std::string connect = kDefaultConnect;
+  std::chrono::milliseconds session_timeout{10'000};
+  std::chrono::milliseconds connect_timeout{15'000};
+  std::string user;  // "USER:PASSWORD" for digest auth; empty: none
+  bool quiet = false;
+  bool verbose = false;
+
+  Verbosity verbosity() const noexcept {
+    return quiet ? Verbosity::kQuiet : verbose ? Verbosity::kVerbose : Verbosity::kNormal;
+  }
+};
+
+struct LockOptions {
+  std::optional<std::chrono::milliseconds> timeout;  // none: wait as long as it takes
+  std::string description;
+};
+
+/// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
+void add_common_options(CLI::App& command, CommonOptions& options);
+/// Adds --timeout and --description to `command`.
+void add_lock_options(CLI::App& command, LockOptions& options);
+
+/// Adds a duration option (see duration.h) writing into `target`. `positive`: reject 0.
+CLI::Option* add_duration_option(CLI::App& command, const std::string& name,
+                                 std::chrono::milliseconds& target, const std::string& help,
+                                 bool positive);
+
+/// Opens the ZooKeeper session. The C client's own log lines go to the console with --verbose
+/// only (zklock reports failures itself).
+/// Throws: Failure(69) when no server answered within the connect timeout; InvalidArgumentError
+///   for a bad connect string.
+std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console);
+
+/// "0x" and the session id in lower-case hex, as ZooKeeper's own tools print it.
+std::string session_id_hex(std::int64_t session_id);
+
+}  // namespace zklock::cli

@@ -1,0 +1,152 @@
+#include "status_command.h"
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "exit_codes.h"
+#include "zklock/mutex.h"
+
+namespace zklock::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kStatusFooter =
+    "Text output: one line per contender in queue order, the holder first:\n"
+    "  POSITION ROLE NODE sequence=N czxid=N session=0x... naming=... host=... pid=... "
+    "description=\"...\"\n"
+    "Nodes of other libraries (Apache Curator, kazoo) show their raw data as data=\"...\".\n"
+    "\n"
+    "--json prints one document:\n"
+    "  "
+    "{\"path\":\"/locks/x\",\"contenders\":[{\"position\":0,\"name\":\"_c_...-lock-0000000042\",\n"
+    "   \"sequence\":42,\"czxid\":4294967338,\"session_id\":\"0x...\",\n"
+    "   \"naming\":\"protected|plain|kazoo\",\"holder\":true,\"host\":\"...\",\"pid\":123,\n"
+    "   \"description\":\"...\",\"data\":\"<raw node data>\"}, ...]}\n"
+    "host, pid and description are null for nodes zklock did not write.\n"
+    "A lock path that does not exist is an empty queue (exit 0).\n"
+    "\n";
+
+constexpr const char* kStatusExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock status /locks/nightly-backup\n"
+    "  zklock status --json /locks/deploy | jq -r '.contenders[0].host'\n";
+
+const char* naming_name(NodeNaming naming) {
+  switch (naming) {
+    case NodeNaming::kProtected:
+      return "protected";
+    case NodeNaming::kPlain:
+      return "plain";
+    case NodeNaming::kKazoo:
+      return "kazoo";
+  }
+  return "?";
+}
+
+// What zklock writes into its nodes: {"lib":"zklock","host":...,"pid":...,"description":...}.
+struct Identity {
+  json host = nullptr;
+  json pid = nullptr;
+  json description = nullptr;
+  bool ours = false;
+};
+
+Identity identity_of(const std::string& data) {
+  Identity identity;
+  const json parsed = json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object() || parsed.value("lib", json()) != "zklock") return identity;
+  identity.ours = true;
+  if (auto it = parsed.find("host"); it != parsed.end() && it->is_string()) identity.host = *it;
+  if (auto it = parsed.find("pid"); it != parsed.end() && it->is_number_integer())
+    identity.pid = *it;
+  if (auto it = parsed.find("description"); it != parsed.end() && it->is_string()) {
+    identity.description = *it;
+  }
+  return identity;
+}
+
+// A JSON string literal: quoted and escaped (also for control characters and invalid UTF-8).
+std::string quoted(const std::string& text) {
+  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void print_json(const std::string& path, const std::vector<Contender>& contenders) {
+  json list = json::array();
+  for (std::size_t i = 0; i < contenders.size(); ++i) {
+    const Contender& c = contenders[i];
+    const Identity identity = identity_of(c.data);
+    list.push_back({
+        {"position", i},
+        {"name", c.name},
+        {"sequence", c.sequence},
+        {"czxid", c.czxid},
+        {"session_id", session_id_hex(c.ephemeral_owner)},
+        {"naming", naming_name(c.naming)},
+        {"holder", i == 0},
+        {"host", identity.host},
+        {"pid", identity.pid},
+        {"description", identity.description},
+        {"data", c.data},
+    });
+  }
+  const json document = {{"path", path}, {"contenders", std::move(list)}};
+  std::cout << document.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+}
+
+void print_text(const std::string& path, const std::vector<Contender>& contenders) {
+  if (contenders.empty()) {
+    std::cout << path << ": no contenders (the lock is free)\n";
+    return;
+  }
+  std::cout << path << ": " << contenders.size()
+            << (contenders.size() == 1 ? " contender" : " contenders") << ", holder first\n";
+  for (std::size_t i = 0; i < contenders.size(); ++i) {
+    const Contender& c = contenders[i];
+    const Identity identity = identity_of(c.data);
+    std::cout << i << ' ' << (i == 0 ? "holder" : "waiting") << ' ' << c.name
+              << " sequence=" << c.sequence << " czxid=" << c.czxid
+              << " session=" << session_id_hex(c.ephemeral_owner)
+              << " naming=" << naming_name(c.naming);
+    if (identity.ours) {
+      if (identity.host.is_string()) std::cout << " host=" << identity.host.get<std::string>();
+      if (!identity.pid.is_null()) std::cout << " pid=" << identity.pid.dump();
+      if (identity.description.is_string()) {
+        std::cout << " description=" << quoted(identity.description.get<std::string>());
+      }
+    } else {
+      std::cout << " data=" << quoted(c.data);
+    }
+    std::cout << '\n';
+  }
+}
+
+}  // namespace
+
+CLI::App* add_status_command(CLI::App& app, StatusOptions& status, CommonOptions& common) {
+  auto* command = app.add_subcommand(
+      "status", "Show the lock's queue: the holder first, then the waiters, with who they are");
+  command->add_option("LOCK_PATH", status.path, "ZooKeeper path of the lock, e.g. /locks/backup")
+      ->required();
+  command->add_flag("--json", status.json, "print one JSON document")->group("Output");
+  add_common_options(*command, common);
+  command->footer(std::string(kStatusFooter) + kExitCodeHelp + kStatusExamples);
+  return command;
+}
+
+int run_status(const StatusOptions& status, const CommonOptions& common, const Console& console) {
+  const auto session = open_session(common, console);
+  // Only for contenders(): this Mutex is never locked, so it never creates a node.
+  const Mutex mutex(*session, status.path);
+  const std::vector<Contender> contenders = mutex.contenders();
+  if (status.json) {
+    print_json(status.path, contenders);
+  } else {
+    print_text(status.path, contenders);
+  }
+  std::cout.flush();
+  return exit_code::kOk;
+}
+
+}  // namespace zklock::cli

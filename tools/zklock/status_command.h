@@ -1,0 +1,25 @@
+// `zklock status [options] [--json] LOCK_PATH`: the lock's queue, holder first, then waiters -
+// zklock's contenders and Apache Curator's and kazoo's on the same path.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "console.h"
+#include "options.h"
+
+namespace zklock::cli {
+
+struct StatusOptions {
+  std::string path;
+  bool json = false;
+};
+
+/// Adds the `status` subcommand (with the common options) to `app`.
+CLI::App* add_status_command(CLI::App& app, StatusOptions& status, CommonOptions& common);
+
+/// Runs `zklock status`: prints the queue (an absent path is an empty queue). Returns 0.
+/// Throws: Failure, zklock::Error (main() turns them into exit codes).
+int run_status(const StatusOptions& status, const CommonOptions& common, const Console& console);
+
+}  // namespace zklock::cli
