@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <stdexcept>
@@ -106,6 +107,35 @@ inline const char* common_usage() {
          "  --pause-before-write-ms MS   sleep between acquiring and writing (try Ctrl-Z in it)\n"
          "  --hold-until FILE            after acquiring, wait until FILE exists, then write\n"
          "exit status: 0 done, 1 error, 2 bad usage, 3 write refused: we were a stale holder\n";
+}
+
+/// The examples' main(): --help, option parsing (a usage error exits 2 with the usage text),
+/// `path` defaulted, then `run`, whose exceptions exit 1 with a message.
+inline int example_main(int argc, char** argv, const std::string& program,
+                        const std::string& default_path, std::map<std::string, std::string> extra,
+                        const std::string& extra_usage,
+                        const std::function<int(CommonOptions&, std::map<std::string, std::string>&)>& run) {
+  const std::string usage = "usage: " + program + " [options]\n" + extra_usage +
+                            "  --path PATH                  lock path (default " + default_path +
+                            ")\n" + common_usage();
+  if (wants_help(argc, argv)) {
+    std::cout << usage;
+    return kExitOk;
+  }
+  CommonOptions o;
+  try {
+    o = parse_options(argc, argv, extra);
+    if (o.path.empty()) o.path = default_path;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\n" << usage;
+    return kExitUsage;
+  }
+  try {
+    return run(o, extra);
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << std::endl;
+    return kExitError;
+  }
 }
 
 }  // namespace zklock_examples

@@ -58,27 +58,9 @@ int run(const CommonOptions& o, const std::string& db_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> extra{{"db", "fenced-counter.db"}};
-  const std::string usage = "usage: zklock-example-fenced-counter [options]\n"
-                            "  --db FILE                    SQLite database (default fenced-counter.db)\n"
-                            "  --path PATH                  lock path (default /zklock-examples/fenced-counter)\n" +
-                            std::string(common_usage());
-  if (wants_help(argc, argv)) {
-    std::cout << usage;
-    return kExitOk;
-  }
-  CommonOptions o;
-  try {
-    o = parse_options(argc, argv, extra);
-    if (o.path.empty()) o.path = "/zklock-examples/fenced-counter";
-  } catch (const std::exception& e) {
-    std::cerr << "zklock-example-fenced-counter: " << e.what() << "\n" << usage;
-    return kExitUsage;
-  }
-  try {
-    return run(o, extra["db"]);
-  } catch (const std::exception& e) {
-    std::cerr << "zklock-example-fenced-counter: " << e.what() << std::endl;
-    return kExitError;
-  }
+  return example_main(
+      argc, argv, "zklock-example-fenced-counter", "/zklock-examples/fenced-counter",
+      {{"db", "fenced-counter.db"}},
+      "  --db FILE                    SQLite database (default fenced-counter.db)\n",
+      [](CommonOptions& o, std::map<std::string, std::string>& extra) { return run(o, extra["db"]); });
 }

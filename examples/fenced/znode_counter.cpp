@@ -72,28 +72,10 @@ int run(const CommonOptions& o, const std::string& counter_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> extra{{"counter", ""}};
-  const std::string usage = "usage: zklock-example-znode-counter [options]\n"
-                            "  --counter PATH               the counter znode (default <lock path>-value)\n"
-                            "  --path PATH                  lock path (default /zklock-examples/znode-counter)\n" +
-                            std::string(common_usage());
-  if (wants_help(argc, argv)) {
-    std::cout << usage;
-    return kExitOk;
-  }
-  CommonOptions o;
-  try {
-    o = parse_options(argc, argv, extra);
-    if (o.path.empty()) o.path = "/zklock-examples/znode-counter";
-    if (extra["counter"].empty()) extra["counter"] = o.path + "-value";
-  } catch (const std::exception& e) {
-    std::cerr << "zklock-example-znode-counter: " << e.what() << "\n" << usage;
-    return kExitUsage;
-  }
-  try {
-    return run(o, extra["counter"]);
-  } catch (const std::exception& e) {
-    std::cerr << "zklock-example-znode-counter: " << e.what() << std::endl;
-    return kExitError;
-  }
+  return example_main(
+      argc, argv, "zklock-example-znode-counter", "/zklock-examples/znode-counter", {{"counter", ""}},
+      "  --counter PATH               the counter znode (default <lock path>-value)\n",
+      [](CommonOptions& o, std::map<std::string, std::string>& extra) {
+        return run(o, extra["counter"].empty() ? o.path + "-value" : extra["counter"]);
+      });
 }
