@@ -21,7 +21,9 @@ struct MutexOptions {
   bool container_parents = false;
 
   /// Called when a held lock changes state (Held -> Suspended -> Held | Lost), on the Session's
-  /// event thread, after state() already reports the new state. Must not block for long.
+  /// event thread, after state() already reports the new state. Must not block for long. Not
+  /// called for an acquisition the application already released (it saw state() == Lost first
+  /// and called unlock()): poll state() or use this callback, either tells in time.
   std::function<void(LockState state, const Acquisition& acquisition)> on_state_change;
 
   /// Called (event thread) when the delete of a released node failed for a reason other than a
