@@ -142,30 +142,26 @@ Handle::Handle(const std::string& connect, std::chrono::milliseconds session_tim
 Handle::~Handle() { close(Errc::closed); }
 
 std::int64_t Handle::session_id() const noexcept {
-  auto* self = const_cast<Handle*>(this);
-  std::lock_guard lock(self->mutex_);
+  std::lock_guard lock(mutex_);
   if (closed_ || zh_ == nullptr) return 0;
   const clientid_t* id = zoo_client_id(zh_);
   return id ? id->client_id : 0;
 }
 
 std::string Handle::session_password() const {
-  auto* self = const_cast<Handle*>(this);
-  std::lock_guard lock(self->mutex_);
+  std::lock_guard lock(mutex_);
   if (closed_ || zh_ == nullptr) return {};
   const clientid_t* id = zoo_client_id(zh_);
   return id ? std::string(id->passwd, sizeof id->passwd) : std::string();
 }
 
 std::chrono::milliseconds Handle::negotiated_timeout() const noexcept {
-  auto* self = const_cast<Handle*>(this);
-  std::lock_guard lock(self->mutex_);
+  std::lock_guard lock(mutex_);
   return std::chrono::milliseconds(!closed_ && zh_ ? zoo_recv_timeout(zh_) : 0);
 }
 
 bool Handle::connected() const noexcept {
-  auto* self = const_cast<Handle*>(this);
-  std::lock_guard lock(self->mutex_);
+  std::lock_guard lock(mutex_);
   if (closed_ || zh_ == nullptr) return false;
   const int s = zoo_state(zh_);
   return s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE;

@@ -127,7 +127,7 @@ class Handle {
   HandleListener& listener_;
   const std::shared_ptr<FaultHook> fault_hook_;
 
-  std::mutex mutex_;  // guards zh_ use vs close, pending_, watches_, next_id_
+  mutable std::mutex mutex_;  // guards zh_ use vs close, pending_, watches_, next_id_
   zhandle_t* zh_ = nullptr;
   bool closed_ = false;
   std::uint64_t next_id_ = 1;
