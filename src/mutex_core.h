@@ -66,7 +66,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   struct Attempt;
   using AttemptPtr = std::shared_ptr<Attempt>;
 
-  std::string new_uuid();
+  static std::string new_uuid();
   void start_create_locked(const AttemptPtr& a);
   void create_parents_locked(const AttemptPtr& a);
   void recover_locked(const AttemptPtr& a);
@@ -119,7 +119,6 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   std::uint64_t cancel_epoch_ = 0;
   int callers_ = 0;  // threads inside acquire()
   bool shut_down_ = false;
-  std::mt19937_64 random_;
 };
 
 }  // namespace zklock::detail

@@ -85,6 +85,7 @@ void SessionCore::open_generation_locked(unsigned generation) {
   c_connected_.store(false);
   expired_ = false;
   heartbeat_in_flight_ = false;
+  heartbeat_now_ = false;
   last_answered_send_ns_.store(0);
   timeout_ms_.store(options_.session_timeout.count());
   generation_started_ = Clock::now();
@@ -134,7 +135,7 @@ void SessionCore::on_connection_state(unsigned generation, int c_state) {
     c_connected_.store(true);
     if (id != 0) session_id_.store(id);
     if (timeout.count() > 0) timeout_ms_.store(timeout.count());
-    next_heartbeat_ = Clock::now();  // prove the session lives: answered requests, not events
+    heartbeat_now_ = true;  // prove the session lives: answered requests, not events
   } else if (c_state == ZOO_EXPIRED_SESSION_STATE || c_state == ZOO_AUTH_FAILED_STATE) {
     c_connected_.store(false);
     expired_ = true;
@@ -281,8 +282,17 @@ void SessionCore::monitor_loop() {
     }
 
     if (c_connected_.load() && !heartbeat_in_flight_ && handle_) {
-      if (now >= next_heartbeat_) send_heartbeat(handle_, generation_.load());
-      next = std::min(next, next_heartbeat_);
+      // A heartbeat is due one interval after the last one - or after the send time of the last
+      // answered request, whichever is later: a busy session needs none of its own.
+      const std::int64_t last = last_answered_send_ns_.load();
+      const Clock::time_point due =
+          last == 0 ? next_heartbeat_ : std::max(next_heartbeat_, from_ns(last) + heartbeat_interval());
+      if (heartbeat_now_ || now >= due) {
+        heartbeat_now_ = false;
+        send_heartbeat(handle_, generation_.load());
+      } else {
+        next = std::min(next, due);
+      }
     }
     const std::uint64_t changes = changes_.load();
     lock.unlock();

@@ -126,6 +126,7 @@ class SessionCore final : public HandleListener {
   bool stopping_ = false;
   bool expired_ = false;                   // the C client said EXPIRED/AUTH_FAILED (current gen)
   bool heartbeat_in_flight_ = false;
+  bool heartbeat_now_ = false;             // (re)connected: prove the session lives at once
   Clock::time_point heartbeat_sent_{};
   Clock::time_point next_heartbeat_{};
   Clock::time_point suspended_at_{};

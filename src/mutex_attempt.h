@@ -1,0 +1,45 @@
+// MutexCore::Attempt: one contender's way through the recipe, from create to delete (internal).
+// Every field is guarded by MutexCore::mutex_.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "mutex_core.h"
+
+namespace zklock::detail {
+
+struct MutexCore::Attempt {
+  enum class Phase { kCreating, kRecovering, kListing, kWatching, kAwaitGeneration, kHeld, kCleaning, kDone };
+  enum class Result { kPending, kAcquired, kFailed, kNotAcquired };
+
+  Phase phase = Phase::kCreating;
+  Result result = Result::kPending;
+  Errc error = Errc::ok;
+  bool try_once = false;
+  unsigned generation = 0;
+  unsigned step = 0;        // bumped by every new step: answers to older steps are ignored
+  unsigned create_seq = 0;  // the step of the create in flight
+  bool create_in_flight = false;
+  std::string uuid;
+  std::string node_path;  // empty until our create is known to have happened
+  std::string node_name;
+  std::int32_t sequence = 0;
+  std::int64_t czxid = 0;
+  std::string pred_path;
+  bool pred_was_first = false;
+  std::uint64_t pred_watch = 0;
+  bool pred_gone = false;          // in this step, the predecessor read said NoNode
+  bool awaiting_self_read = false;
+  bool self_watch_set = false;
+  bool self_deleted = false;
+  bool retry_pending = false;
+  std::function<void()> retry;
+  int requeues = 0;
+  std::uint64_t probe = 0;  // SessionCore heartbeat probe on our node while held
+  std::size_t reported_ahead = static_cast<std::size_t>(-1);
+};
+
+}  // namespace zklock::detail
