@@ -1,10 +1,14 @@
 #!/bin/bash
-# scripts/bench_compare.sh [BUILD_DIR]: zklock against Apache Curator, kazoo and the bare ZooKeeper
-# operations, on the same workloads, against one throwaway standalone ZooKeeper started here.
+# scripts/bench_compare.sh [BUILD_DIR]            runs everything, prints the markdown report
+# scripts/bench_compare.sh --report RESULTS.jsonl   prints the report of an earlier run again
+#
+# zklock against Apache Curator, kazoo and the bare ZooKeeper operations, on the same workloads,
+# against one throwaway standalone ZooKeeper started here (docs/benchmarks.md):
 #
 #   uncontended  one session, ITERS_U acquire+release cycles        raw-ops, raw-pipelined, curator, kazoo, zklock
 #   contended    CLIENTS sessions, ITERS_C cycles each, one lock    curator, kazoo, zklock
 #   queue        N waiters queued behind a held lock, then drained  zklock, N in QUEUE_SIZES
+#                (QUEUE_ROUNDS times per run with the same sessions; the run reports the median)
 #   many         one session holds MANY distinct locks              zklock
 #
 # Every (impl, workload) runs REPS times, interleaved; the tables give medians. Around each run the
@@ -13,40 +17,22 @@
 # shared/peers/run.sh).
 #
 # Needs: the zklock-bench binary (BUILD_DIR/bin, default ./build), java + javac and Debian's
-# zookeeper, libcurator-recipes-java jars (/usr/share/java), gcc + libzookeeper-mt-dev, python3 with
-# kazoo (/usr/bin/python3). A peer whose tools are missing is skipped with a note.
+# zookeeper and libcurator-recipes-java jars (/usr/share/java), gcc + libzookeeper-mt-dev, python3
+# with kazoo (/usr/bin/python3). A peer whose tools are missing is skipped with a note. The peer
+# programs are in tools/bench/peers/.
 #
 # Environment: REPS (3), ITERS_U (2000), CLIENTS (16), ITERS_C (60), QUEUE_SIZES ("16 64 256"),
-#   MANY (1000), SYNC_MODES ("yes": the server's forceSync; "yes no" runs everything twice),
-#   FORCESYNC (alias for a single SYNC_MODES value), RESULTS (JSON-lines output file; default in a
-#   fresh temporary directory, kept), ZK_CLASSPATH (server classpath), JAVA_DIR (/usr/share/java).
+#   QUEUE_ROUNDS (5), MANY (1000), WORKLOADS ("uncontended contended queue many"), SYNC_MODES ("yes": the server's forceSync; "yes no" runs
+#   everything twice), FORCESYNC (alias for a single SYNC_MODES value), RESULTS (JSON-lines output
+#   file; default in a fresh temporary directory, kept), ZK_CLASSPATH (server classpath),
+#   JAVA_DIR (/usr/share/java).
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$repo/build}
-bin=$build/bin/zklock-bench
 peers=$repo/tools/bench/peers
-[[ -x $bin ]] || { echo "bench_compare: $bin not found (build target zklock-bench first)" >&2; exit 2; }
-
-REPS=${REPS:-3} ITERS_U=${ITERS_U:-2000} CLIENTS=${CLIENTS:-16} ITERS_C=${ITERS_C:-60}
-QUEUE_SIZES=${QUEUE_SIZES:-"16 64 256"} MANY=${MANY:-1000}
-SYNC_MODES=${SYNC_MODES:-${FORCESYNC:-yes}}
-J=${JAVA_DIR:-/usr/share/java}
-ZK_CP=${ZK_CLASSPATH:-$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar:$J/metrics-core.jar:$J/commons-io.jar:$J/snappy-java.jar}
-CURATOR_CP=$J/curator-framework.jar:$J/curator-client.jar:$J/curator-recipes.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar
 PY=/usr/bin/python3
 [[ -x $PY ]] || PY=python3
-
-work=$(mktemp -d /tmp/zklock-bench-compare.XXXXXX)
-results=${RESULTS:-$work/results.jsonl}
-: >"$results"
 server_pid=
-cleanup() {
-  stop_server
-  rm -rf "$work/zk" "$work/cls" "$work/raw_floor" "$work/raw_pipelined"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 note() { echo "bench_compare: $*" >&2; }
 
 # ---- the throwaway server (the approach of shared/peers/zkserver.sh) ----
@@ -94,22 +80,6 @@ counters() {
     END{print p+0, w+0, f+0}'
 }
 
-# ---- the peers ----
-have_curator=0 have_kazoo=0 have_raw=0
-if command -v javac >/dev/null && [[ -f $J/curator-recipes.jar ]] &&
-   javac -d "$work/cls" -cp "$CURATOR_CP" "$peers/CuratorBench.java" 2>"$work/javac.log"; then
-  have_curator=1
-else
-  note "Curator skipped (javac or the Curator jars missing)"
-fi
-if "$PY" -c 'import kazoo' 2>/dev/null; then have_kazoo=1; else note "kazoo skipped ($PY has no kazoo)"; fi
-if gcc -O2 -DTHREADED -o "$work/raw_floor" "$peers/raw_floor.c" -lzookeeper_mt 2>"$work/gcc.log" &&
-   gcc -O2 -DTHREADED -o "$work/raw_pipelined" "$peers/raw_pipelined.c" -lzookeeper_mt -lpthread 2>>"$work/gcc.log"; then
-  have_raw=1
-else
-  note "raw floors skipped (gcc or libzookeeper-mt-dev missing)"
-fi
-
 # run IMPL MODE CLIENTS ITERS ACQUISITIONS command...: one JSON line into $results, with the
 # server-side figures per acquisition and the run's context added.
 run() {
@@ -119,10 +89,11 @@ run() {
   line=$(timeout 900 "$@" 2>"$work/err" | tail -1)
   read -r -a after <<<"$(counters)"
   if [[ $line != \{* ]]; then
-    line="{\"impl\": \"$impl\", \"mode\": \"$mode\", \"clients\": $c, \"iters\": $k, \"error\": \"$(tail -1 "$work/err" | tr -d '"\\')\"}"
+    line="{\"impl\": \"$impl\", \"mode\": \"$mode\", \"clients\": $c, \"iters\": $k, \"overlaps\": 0, \"error\": \"$(tail -1 "$work/err" | tr -d '"\\')\"}"
     note "$impl $mode $c x $k failed: $(tail -1 "$work/err")"
   fi
-  local pk=$(( after[0] - before[0] - 1 )) wn=$(( after[1] - before[1] )) fs=$(( after[2] - before[2] ))
+  # The after-read's own 4lw counts as one packet.
+  local pk=$((after[0] - before[0] - 1)) wn=$((after[1] - before[1])) fs=$((after[2] - before[2]))
   "$PY" - "$line" "$pk" "$wn" "$fs" "$acq" "$sync" "$rep" >>"$results" <<'EOF'
 import json, sys
 line, pk, wn, fs, acq, sync, rep = sys.argv[1:]
@@ -137,35 +108,9 @@ EOF
   echo "$line" | cut -c1-200 >&2
 }
 
-echo "# bench_compare: $(date -u +%FT%TZ), results in $results" >&2
-for sync in $SYNC_MODES; do
-  start_server "$sync" || exit 1
-  note "server on $hosts, forceSync=$sync, $(fourlw "$port" srvr | head -1)"
-  for rep in $(seq 1 "$REPS"); do
-    note "forceSync=$sync rep $rep/$REPS"
-    # uncontended
-    if ((have_raw)); then
-      run raw-ops uncontended 1 "$ITERS_U" "$ITERS_U" "$work/raw_floor" "$hosts" "$ITERS_U"
-      run raw-pipelined uncontended 1 "$ITERS_U" "$ITERS_U" "$work/raw_pipelined" "$hosts" "$ITERS_U"
-    fi
-    ((have_curator)) && run curator uncontended 1 "$ITERS_U" "$ITERS_U" java -cp "$work/cls:$CURATOR_CP" CuratorBench "$hosts" uncontended 1 "$ITERS_U"
-    ((have_kazoo)) && run kazoo uncontended 1 "$ITERS_U" "$ITERS_U" "$PY" "$peers/kazoo_bench.py" "$hosts" uncontended 1 "$ITERS_U"
-    run zklock uncontended 1 "$ITERS_U" "$ITERS_U" "$bin" --connect "$hosts" --mode uncontended --clients 1 --iterations "$ITERS_U"
-    # contended
-    acq=$((CLIENTS * ITERS_C))
-    ((have_curator)) && run curator contended "$CLIENTS" "$ITERS_C" "$acq" java -cp "$work/cls:$CURATOR_CP" CuratorBench "$hosts" contended "$CLIENTS" "$ITERS_C"
-    ((have_kazoo)) && run kazoo contended "$CLIENTS" "$ITERS_C" "$acq" "$PY" "$peers/kazoo_bench.py" "$hosts" contended "$CLIENTS" "$ITERS_C"
-    run zklock contended "$CLIENTS" "$ITERS_C" "$acq" "$bin" --connect "$hosts" --mode contended --clients "$CLIENTS" --iterations "$ITERS_C"
-    # zklock only
-    for q in $QUEUE_SIZES; do run zklock queue "$q" 1 "$q" "$bin" --connect "$hosts" --mode queue --clients "$q"; done
-    run zklock many "$MANY" 1 "$MANY" "$bin" --connect "$hosts" --mode many --clients "$MANY"
-  done
-  zk_version=$(fourlw "$port" mntr | awk '$1=="zk_version"{print $2}')
-  stop_server
-done
-
 # ---- the report ----
-"$PY" - "$results" "${zk_version:-?}" <<'EOF'
+report() { # RESULTS_FILE ZK_VERSION
+"$PY" - "$1" "$2" <<'EOF'
 import json, statistics, sys, os, platform, subprocess
 
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -254,11 +199,13 @@ for sync in dict.fromkeys(r["forcesync"] for r in rows):
     def one(impl, mode, rep, key, clients=None):
         rs = [r for r in sel(sync, impl, mode, clients) if r["rep"] == rep]
         return rs[0][key]
-    def show(name, vals, goal, ok):
+    def show(name, vals, goal, ok, d=2):
         if not vals:
             print(f"| {name} | - | {goal} | not measured |"); return
         m = statistics.median(vals)
-        print(f"| {name} | {m:.2f} (runs: {', '.join(f'{v:.2f}' for v in vals)}) | {goal} | {'met' if ok(m) else 'MISSED'} |")
+        print(f"| {name} | {m:+.{d}f} (runs: {', '.join(f'{v:+.{d}f}' for v in vals)}) | {goal} | {'met' if ok(m) else 'MISSED'} |"
+              if d == 3 else
+              f"| {name} | {m:.{d}f} (runs: {', '.join(f'{v:.{d}f}' for v in vals)}) | {goal} | {'met' if ok(m) else 'MISSED'} |")
     print(f"\nTargets (forceSync={sync}; ratio per repetition, median):\n")
     print("| target | value | goal | |")
     print("|---|---|---|---|")
@@ -268,7 +215,7 @@ for sync in dict.fromkeys(r["forcesync"] for r in rows):
     show("contended handoff p50, zklock ÷ Curator", per_rep(lambda r: one("zklock","contended",r,"handoff_p50_us") / one("curator","contended",r,"handoff_p50_us")), "< 1", lambda m: m < 1)
     show("contended handoff p50, zklock ÷ kazoo", per_rep(lambda r: one("zklock","contended",r,"handoff_p50_us") / one("kazoo","contended",r,"handoff_p50_us")), "< 1", lambda m: m < 1)
     for mode in ("uncontended", "contended"):
-        show(f"{mode} server packets/acq, zklock − Curator", per_rep(lambda r: one("zklock",mode,r,"server_packets_per_acq") - one("curator",mode,r,"server_packets_per_acq")), "≤ 0", lambda m: m <= 0)
+        show(f"{mode} server packets/acq, zklock − Curator", per_rep(lambda r: one("zklock",mode,r,"server_packets_per_acq") - one("curator",mode,r,"server_packets_per_acq")), "≤ 0", lambda m: m <= 0, 3)
     cc = next((r["clients"] for r in rows if r["forcesync"] == sync and r["mode"] == "contended"), "?")
     show(f"wakeups/release, contended {cc} sessions (all notifications)", per_rep(lambda r: one("zklock","contended",r,"wakeups_per_release")), "≤ 1.05", lambda m: m <= 1.05)
     for q in qs:
@@ -277,6 +224,88 @@ for sync in dict.fromkeys(r["forcesync"] for r in rows):
         lo, hi = qs[0], qs[-1]
         show(f"queue drain per waiter, {hi} ÷ {lo} (1.0 = linear)",
              per_rep(lambda r: (one("zklock","queue",r,"drain_seconds",hi) / hi) / (one("zklock","queue",r,"drain_seconds",lo) / lo)),
-             "≈ 1 (linear)", lambda m: m <= 1.5)
+             "≈ 1 (≤ 1.5 counted as linear: noise allowance)", lambda m: m <= 1.5)
 EOF
-echo "# raw results: $results" >&2
+}
+
+main() {
+  local build=${1:-$repo/build}
+  bin=$build/bin/zklock-bench
+  [[ -x $bin ]] || { note "$bin not found (build target zklock-bench first)"; exit 2; }
+  REPS=${REPS:-3} ITERS_U=${ITERS_U:-2000} CLIENTS=${CLIENTS:-16} ITERS_C=${ITERS_C:-60}
+  QUEUE_SIZES=${QUEUE_SIZES:-"16 64 256"} QUEUE_ROUNDS=${QUEUE_ROUNDS:-5} MANY=${MANY:-1000}
+  SYNC_MODES=${SYNC_MODES:-${FORCESYNC:-yes}}
+  WORKLOADS=${WORKLOADS:-"uncontended contended queue many"}
+  J=${JAVA_DIR:-/usr/share/java}
+  ZK_CP=${ZK_CLASSPATH:-$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar:$J/metrics-core.jar:$J/commons-io.jar:$J/snappy-java.jar}
+  local curator_cp=$J/curator-framework.jar:$J/curator-client.jar:$J/curator-recipes.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar
+
+  work=$(mktemp -d /tmp/zklock-bench-compare.XXXXXX)
+  results=${RESULTS:-$work/results.jsonl}
+  : >"$results"
+  trap 'stop_server; rm -rf "$work/zk" "$work/cls" "$work/raw_floor" "$work/raw_pipelined"' EXIT
+  trap 'exit 130' INT TERM
+
+  # ---- the peers ----
+  local have_curator=0 have_kazoo=0 have_raw=0
+  if command -v javac >/dev/null && [[ -f $J/curator-recipes.jar ]] &&
+     javac -d "$work/cls" -cp "$curator_cp" "$peers/CuratorBench.java" 2>"$work/javac.log"; then
+    have_curator=1
+  else
+    note "Curator skipped (javac or the Curator jars missing)"
+  fi
+  if "$PY" -c 'import kazoo' 2>/dev/null; then have_kazoo=1; else note "kazoo skipped ($PY has no kazoo)"; fi
+  if gcc -O2 -DTHREADED -o "$work/raw_floor" "$peers/raw_floor.c" -lzookeeper_mt 2>"$work/gcc.log" &&
+     gcc -O2 -DTHREADED -o "$work/raw_pipelined" "$peers/raw_pipelined.c" -lzookeeper_mt -lpthread 2>>"$work/gcc.log"; then
+    have_raw=1
+  else
+    note "raw floors skipped (gcc or libzookeeper-mt-dev missing)"
+  fi
+
+  echo "# bench_compare: $(date -u +%FT%TZ), results in $results" >&2
+  local zk_version=? q acq
+  for sync in $SYNC_MODES; do
+    start_server "$sync" || exit 1
+    note "server on $hosts, forceSync=$sync, $(fourlw "$port" srvr | head -1)"
+    for rep in $(seq 1 "$REPS"); do
+      note "forceSync=$sync rep $rep/$REPS"
+      if [[ " $WORKLOADS " == *" uncontended "* ]]; then
+      if ((have_raw)); then
+        run raw-ops uncontended 1 "$ITERS_U" "$ITERS_U" "$work/raw_floor" "$hosts" "$ITERS_U"
+        run raw-pipelined uncontended 1 "$ITERS_U" "$ITERS_U" "$work/raw_pipelined" "$hosts" "$ITERS_U"
+      fi
+      ((have_curator)) && run curator uncontended 1 "$ITERS_U" "$ITERS_U" java -cp "$work/cls:$curator_cp" CuratorBench "$hosts" uncontended 1 "$ITERS_U"
+      ((have_kazoo)) && run kazoo uncontended 1 "$ITERS_U" "$ITERS_U" "$PY" "$peers/kazoo_bench.py" "$hosts" uncontended 1 "$ITERS_U"
+      run zklock uncontended 1 "$ITERS_U" "$ITERS_U" "$bin" --connect "$hosts" --mode uncontended --clients 1 --iterations "$ITERS_U"
+      fi
+      if [[ " $WORKLOADS " == *" contended "* ]]; then
+      acq=$((CLIENTS * ITERS_C))
+      ((have_curator)) && run curator contended "$CLIENTS" "$ITERS_C" "$acq" java -cp "$work/cls:$curator_cp" CuratorBench "$hosts" contended "$CLIENTS" "$ITERS_C"
+      ((have_kazoo)) && run kazoo contended "$CLIENTS" "$ITERS_C" "$acq" "$PY" "$peers/kazoo_bench.py" "$hosts" contended "$CLIENTS" "$ITERS_C"
+      run zklock contended "$CLIENTS" "$ITERS_C" "$acq" "$bin" --connect "$hosts" --mode contended --clients "$CLIENTS" --iterations "$ITERS_C"
+      fi
+      if [[ " $WORKLOADS " == *" queue "* ]]; then
+      for q in $QUEUE_SIZES; do
+        run zklock queue "$q" "$QUEUE_ROUNDS" $((q * QUEUE_ROUNDS)) "$bin" --connect "$hosts" --mode queue --clients "$q" --iterations "$QUEUE_ROUNDS"
+      done
+      fi
+      if [[ " $WORKLOADS " == *" many "* ]]; then
+      run zklock many "$MANY" 1 "$MANY" "$bin" --connect "$hosts" --mode many --clients "$MANY"
+      fi
+    done
+    zk_version=$(fourlw "$port" mntr | awk '$1=="zk_version"{print $2}')
+    stop_server
+  done
+
+  report "$results" "$zk_version"
+  echo "# raw results: $results" >&2
+}
+
+# Everything above only defines functions: bash has read the whole file before anything runs, so
+# editing the script during a run cannot derail it.
+if [[ ${1:-} == --report ]]; then
+  [[ -f ${2:-} ]] || { note "usage: $0 --report RESULTS.jsonl [ZK_VERSION]"; exit 2; }
+  report "$2" "${3:-?}"
+  exit 0
+fi
+main "$@"

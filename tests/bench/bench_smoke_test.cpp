@@ -1,0 +1,213 @@
+// tests/bench/bench_smoke_test.cpp: zklock-bench runs every mode on small numbers against the
+// test server and prints one well-formed JSON line with the agreed keys, the right counts, and no
+// overlapping holders. Nothing here asserts speed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/process.h"
+#include "support/zk_server.h"
+
+namespace zklock::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A flat JSON object (what zklock-bench prints): key -> raw value text ("12.5", "\"zklock\"",
+// "null"). Returns false on anything else.
+bool parse_flat_json(const std::string& text, std::map<std::string, std::string>& out) {
+  std::size_t i = 0;
+  auto ws = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  auto string_at = [&](std::string& s) {
+    if (i >= text.size() || text[i] != '"') return false;
+    ++i;
+    s.clear();
+    while (i < text.size() && text[i] != '"') {
+      if (text[i] == '\\') ++i;
+      if (i < text.size()) s += text[i++];
+    }
+    if (i >= text.size()) return false;
+    ++i;
+    return true;
+  };
+  ws();
+  if (i >= text.size() || text[i++] != '{') return false;
+  for (;;) {
+    ws();
+    std::string key;
+    if (!string_at(key)) return false;
+    ws();
+    if (i >= text.size() || text[i++] != ':') return false;
+    ws();
+    std::string value;
+    if (i < text.size() && text[i] == '"') {
+      std::string s;
+      if (!string_at(s)) return false;
+      value = "\"" + s + "\"";
+    } else {
+      while (i < text.size() && text[i] != ',' && text[i] != '}') value += text[i++];
+      while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
+        value.pop_back();
+      if (value.empty()) return false;
+      if (value != "null" && value != "true" && value != "false") {
+        char* end = nullptr;
+        std::strtod(value.c_str(), &end);
+        if (end != value.c_str() + value.size()) return false;
+      }
+    }
+    if (out.count(key)) return false;  // duplicate key
+    out[key] = value;
+    ws();
+    if (i >= text.size()) return false;
+    if (text[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (text[i] != '}') return false;
+    ++i;
+    ws();
+    return i == text.size();
+  }
+}
+
+struct BenchRun {
+  int status = -1;
+  std::string output;  // stdout + stderr
+  std::map<std::string, std::string> json;
+  bool parsed = false;
+};
+
+BenchRun run_bench(const std::vector<std::string>& args) {
+  char dir_template[] = "/tmp/zklock-bench-smoke-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  EXPECT_NE(dir, nullptr);
+  const std::string log = std::string(dir ? dir : "/tmp") + "/out.txt";
+  std::vector<std::string> argv{ZKLOCK_BENCH_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  BenchRun r;
+  {
+    SpawnOptions options;
+    options.log_path = log;
+    ChildProcess child(argv, options);
+    auto status = child.wait_exit(240s);
+    EXPECT_TRUE(status.has_value()) << "zklock-bench did not finish in time";
+    r.status = status ? *status : -1;
+  }
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.output = ss.str();
+  std::remove(log.c_str());
+  if (dir) rmdir(dir);
+  std::string line = r.output;
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  r.parsed = line.find('\n') == std::string::npos && parse_flat_json(line, r.json);
+  return r;
+}
+
+std::string unique_path(const std::string& mode) {
+  return "/zklock-test/bench-smoke-" + mode + "-" + std::to_string(getpid());
+}
+
+double number(const BenchRun& r, const std::string& key) {
+  auto it = r.json.find(key);
+  if (it == r.json.end() || it->second == "null" || it->second.front() == '"') return -1;
+  return std::strtod(it->second.c_str(), nullptr);
+}
+
+// Runs one mode and checks what every mode must print. Returns the run for mode-specific checks.
+BenchRun run_mode(const std::string& mode, int clients, int iterations,
+                  const std::vector<std::string>& extra_keys) {
+  const ServerRef server = shared_server();
+  std::vector<std::string> args{"--connect", server.connect,          "--mode", mode,
+                                "--clients", std::to_string(clients), "--path", unique_path(mode)};
+  if (iterations > 0) {
+    args.push_back("--iterations");
+    args.push_back(std::to_string(iterations));
+  }
+  BenchRun r = run_bench(args);
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)
+      << describe_wait_status(r.status) << "\n"
+      << r.output;
+  // Exactly one line, a flat JSON object: stdout is the JSON line, stderr stays quiet.
+  EXPECT_TRUE(r.parsed) << "output is not exactly one JSON line:\n" << r.output;
+  if (!r.parsed) return r;
+  std::vector<std::string> keys{"impl",
+                                "mode",
+                                "clients",
+                                "iters",
+                                "seconds",
+                                "ops_per_s",
+                                "p50_us",
+                                "p99_us",
+                                "overlaps",
+                                "server_requests_per_acq",
+                                "wakeups_per_release"};
+  keys.insert(keys.end(), extra_keys.begin(), extra_keys.end());
+  for (const auto& k : keys)
+    EXPECT_TRUE(r.json.count(k)) << "missing key " << k << " in " << r.output;
+  EXPECT_EQ(r.json["impl"], "\"zklock\"");
+  EXPECT_EQ(r.json["mode"], "\"" + mode + "\"");
+  EXPECT_EQ(r.json["overlaps"], "0") << r.output;
+  EXPECT_GT(number(r, "seconds"), 0) << r.output;
+  EXPECT_GT(number(r, "ops_per_s"), 0) << r.output;
+  EXPECT_GT(number(r, "p50_us"), 0) << r.output;
+  EXPECT_GE(number(r, "p99_us"), number(r, "p50_us")) << r.output;
+  // The test servers whitelist every 4lw, so the server-side figures are there.
+  EXPECT_GT(number(r, "server_requests_per_acq"), 0) << r.output;
+  EXPECT_GE(number(r, "wakeups_per_release"), 0) << r.output;
+  return r;
+}
+
+TEST(BenchSmoke, Uncontended) {
+  BenchRun r = run_mode("uncontended", 1, 50, {});
+  EXPECT_EQ(r.json["clients"], "1");
+  EXPECT_EQ(r.json["iters"], "50");
+}
+
+TEST(BenchSmoke, Contended) {
+  BenchRun r = run_mode("contended", 4, 10, {"handoff_p50_us", "handoffs"});
+  EXPECT_EQ(r.json["clients"], "4");
+  EXPECT_EQ(r.json["iters"], "10");
+  EXPECT_GE(number(r, "handoffs"), 0) << r.output;
+}
+
+TEST(BenchSmoke, Queue) {
+  // Two rounds: the same eight sessions queue and drain twice.
+  BenchRun r = run_mode("queue", 8, 2,
+                        {"drain_seconds", "handoff_p50_us", "watch_notifications_per_release"});
+  EXPECT_EQ(r.json["clients"], "8");
+  EXPECT_EQ(r.json["iters"], "2");
+  EXPECT_GT(number(r, "drain_seconds"), 0) << r.output;
+  EXPECT_GT(number(r, "handoff_p50_us"), 0) << r.output;
+  // Eight handoffs happened, each woke someone.
+  EXPECT_GT(number(r, "wakeups_per_release"), 0) << r.output;
+}
+
+TEST(BenchSmoke, Many) {
+  BenchRun r = run_mode("many", 20, 0, {"acquisitions_per_s", "bytes_per_lock", "held"});
+  EXPECT_EQ(r.json["clients"], "20");
+  EXPECT_EQ(r.json["held"], "20");
+  EXPECT_GT(number(r, "acquisitions_per_s"), 0) << r.output;
+}
+
+TEST(BenchSmoke, BadArgumentsExitWithTwo) {
+  BenchRun r = run_bench({"--mode", "sideways"});
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << describe_wait_status(r.status);
+  r = run_bench({"--clients", "zero"});
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << describe_wait_status(r.status);
+}
+
+}  // namespace
+}  // namespace zklock::testing

@@ -1,0 +1,137 @@
+// tools/bench/bench_util.h: small pieces shared by zklock-bench's workloads: the JSON line, the
+// latency summary, the start gate and the first-error box.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock_bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+/// One JSON object on one line, keys in insertion order.
+class JsonLine {
+ public:
+  JsonLine& str(const char* key, const std::string& value) {
+    std::string escaped;
+    for (char c : value) {
+      if (c == '"' || c == '\\') {
+        escaped += '\\';
+        escaped += c;
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x",
+                      static_cast<unsigned>(static_cast<unsigned char>(c)));
+        escaped += buf;
+      } else {
+        escaped += c;
+      }
+    }
+    return raw(key, "\"" + escaped + "\"");
+  }
+  JsonLine& integer(const char* key, std::int64_t value) { return raw(key, std::to_string(value)); }
+  JsonLine& number(const char* key, double value, int decimals = 1) {
+    if (!std::isfinite(value)) return null(key);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+    return raw(key, buf);
+  }
+  JsonLine& number(const char* key, std::optional<double> value, int decimals = 1) {
+    return value ? number(key, *value, decimals) : null(key);
+  }
+  JsonLine& null(const char* key) { return raw(key, "null"); }
+  std::string text() const { return "{" + body_ + "}"; }
+
+ private:
+  JsonLine& raw(const char* key, const std::string& value) {
+    if (!body_.empty()) body_ += ", ";
+    body_ += "\"";
+    body_ += key;
+    body_ += "\": ";
+    body_ += value;
+    return *this;
+  }
+  std::string body_;
+};
+
+/// Percentiles of nanosecond samples, in microseconds, indexed as the peer programs do
+/// (sorted[n/2] and sorted[int(n*0.99)]).
+struct Summary {
+  std::optional<double> p50_us, p99_us;
+  std::size_t count = 0;
+};
+inline Summary summarize(std::vector<std::int64_t> ns) {
+  Summary s;
+  s.count = ns.size();
+  if (ns.empty()) return s;
+  std::sort(ns.begin(), ns.end());
+  s.p50_us = static_cast<double>(ns[ns.size() / 2]) / 1e3;
+  s.p99_us =
+      static_cast<double>(ns[static_cast<std::size_t>(static_cast<double>(ns.size()) * 0.99)]) /
+      1e3;
+  return s;
+}
+
+/// Workers arrive (their sessions connected); the main thread waits for all of them, takes its
+/// "before" readings, then opens the gate so that they all start together.
+/// Two condition variables: an arrival wakes only the main thread, never the workers already
+/// waiting (with one shared variable, N arrivals cost O(N^2) wakeups - which, in the queue mode,
+/// happen while the queue drains and slow it down).
+class StartGate {
+ public:
+  void arrive_and_wait() {
+    std::unique_lock lock(mutex_);
+    ++ready_;
+    ready_cv_.notify_one();
+    open_cv_.wait(lock, [&] { return open_; });
+  }
+  void wait_ready(int n) {
+    std::unique_lock lock(mutex_);
+    ready_cv_.wait(lock, [&] { return ready_ >= n; });
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    open_cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_cv_;  // the main thread waits here
+  std::condition_variable open_cv_;   // the workers wait here
+  int ready_ = 0;
+  bool open_ = false;
+};
+
+/// Keeps the first error any thread reports.
+class FirstError {
+ public:
+  void set(const std::string& what) {
+    std::lock_guard lock(mutex_);
+    if (what_.empty()) what_ = what.empty() ? "unknown error" : what;
+  }
+  std::string get() const {
+    std::lock_guard lock(mutex_);
+    return what_;
+  }
+  bool any() const { return !get().empty(); }
+
+ private:
+  mutable std::mutex mutex_;
+  std::string what_;
+};
+
+}  // namespace zklock_bench

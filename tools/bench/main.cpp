@@ -1,0 +1,119 @@
+// zklock-bench: lock workloads on zklock, printing one JSON line per run (see docs/benchmarks.md).
+//
+//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|many --clients N --iterations K
+//                [--json] [--path P] [--session-timeout-ms T] [--count-requests] [--no-cleanup]
+//                [--verbose]
+//
+// The output line has the keys of the peer programs (impl, mode, clients, iters, seconds,
+// ops_per_s, p50_us, p99_us, overlaps) plus the mode's own figures. Exit status: 0 when the line
+// was printed, 1 when the run failed (the reason on stderr), 2 for bad arguments.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "workloads.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: zklock-bench --connect HOSTS --mode uncontended|contended|queue|many\n"
+    "                    [--clients N] [--iterations K] [--json] [--path P]\n"
+    "                    [--session-timeout-ms T] [--count-requests] [--no-cleanup] [--verbose]\n"
+    "  uncontended  one session, K lock+unlock cycles (K default 2000)\n"
+    "  contended    N sessions, a thread each, K cycles each on one lock (N 16, K 60)\n"
+    "  queue        N waiters queue behind a held lock, which is then released; the queue drains\n"
+    "               (N 16); K rounds (default 1), drain_seconds is their median\n"
+    "  many         one session acquires and holds N distinct locks (N 1000)\n"
+    "Prints one JSON line on stdout (--json is the default and only format).\n"
+    "--count-requests adds req_<operation>_per_acq: zklock's requests by kind, counted "
+    "client-side.\n";
+
+bool parse_int(const char* text, int& out) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v <= 0 || v > 1000000) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  zklock_bench::BenchOptions o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline = false;
+    if (arg.rfind("--", 0) == 0) {
+      const auto eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        has_inline = true;
+      }
+    }
+    auto take = [&](std::string& into) {
+      if (has_inline) {
+        into = value;
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      into = argv[++i];
+      return true;
+    };
+    std::string v;
+    bool ok = true;
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--json") {
+    } else if (arg == "--verbose") {
+      o.verbose = true;
+    } else if (arg == "--count-requests") {
+      o.count_requests = true;
+    } else if (arg == "--no-cleanup") {
+      o.cleanup = false;
+    } else if (arg == "--connect") {
+      ok = take(o.connect) && !o.connect.empty();
+    } else if (arg == "--mode") {
+      ok = take(o.mode);
+    } else if (arg == "--path") {
+      ok = take(o.path) && !o.path.empty() && o.path.front() == '/';
+    } else if (arg == "--clients") {
+      ok = take(v) && parse_int(v.c_str(), o.clients);
+    } else if (arg == "--iterations") {
+      ok = take(v) && parse_int(v.c_str(), o.iterations);
+    } else if (arg == "--session-timeout-ms") {
+      ok = take(v) && parse_int(v.c_str(), o.session_timeout_ms);
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "zklock-bench: bad argument '%s'\n%s", argv[i], kUsage);
+      return 2;
+    }
+  }
+  zklock_bench::JsonLine out;
+  try {
+    if (o.mode == "uncontended") {
+      zklock_bench::run_uncontended(o, out);
+    } else if (o.mode == "contended") {
+      zklock_bench::run_contended(o, out);
+    } else if (o.mode == "queue") {
+      zklock_bench::run_queue(o, out);
+    } else if (o.mode == "many") {
+      zklock_bench::run_many(o, out);
+    } else {
+      std::fprintf(stderr, "zklock-bench: unknown mode '%s'\n%s", o.mode.c_str(), kUsage);
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zklock-bench: %s run failed: %s\n", o.mode.c_str(), e.what());
+    return 1;
+  }
+  std::printf("%s\n", out.text().c_str());
+  std::fflush(stdout);
+  return 0;
+}

@@ -1,0 +1,79 @@
+// Peer benchmark: Apache Curator's InterProcessMutex, same workload as zklock-bench.
+// Derived from the shared peer set (shared/peers/CuratorBench.java): identical workload and keys,
+// plus handoff_p50_us / handoff_p99_us / handoffs measured exactly as zklock-bench does (the
+// releasing thread stores the time just before release(); a waiter whose acquire() call started
+// before that time counts acquire-return minus that time).
+// usage: java CuratorBench HOSTS MODE CLIENTS ITERS   (prints one JSON line)
+import java.util.*;
+import java.util.concurrent.*;
+import java.util.concurrent.atomic.*;
+import org.apache.curator.framework.*;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryNTimes;
+
+public class CuratorBench {
+  static String pct(List<Long> s, double q) {
+    if (s.isEmpty()) return "null";
+    return String.format(Locale.ROOT, "%.1f", s.get((int) (s.size() * q)) / 1e3);
+  }
+
+  public static void main(String[] a) throws Exception {
+    String hosts = a[0], mode = a[1];
+    int clients = Integer.parseInt(a[2]), iters = Integer.parseInt(a[3]);
+    int n = mode.equals("uncontended") ? 1 : clients;
+    String path = "/bench/curator-" + UUID.randomUUID().toString().substring(0, 8);
+    List<CuratorFramework> cfs = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      CuratorFramework cf = CuratorFrameworkFactory.newClient(hosts, 10000, 5000, new RetryNTimes(3, 100));
+      cf.start();
+      cf.blockUntilConnected();
+      cfs.add(cf);
+    }
+    AtomicInteger inside = new AtomicInteger(), overlaps = new AtomicInteger();
+    AtomicLong lastUnlock = new AtomicLong(Long.MIN_VALUE);
+    CyclicBarrier gate = new CyclicBarrier(n + 1);
+    List<Long> lat = Collections.synchronizedList(new ArrayList<>());
+    List<Long> hand = Collections.synchronizedList(new ArrayList<>());
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      InterProcessMutex m = new InterProcessMutex(cfs.get(i), path);
+      Thread t = new Thread(() -> {
+        try {
+          long[] mine = new long[iters];
+          List<Long> myHand = new ArrayList<>();
+          gate.await();
+          for (int k = 0; k < iters; k++) {
+            long t0 = System.nanoTime();
+            m.acquire();
+            long t1 = System.nanoTime();
+            mine[k] = t1 - t0;
+            long rel = lastUnlock.get();
+            if (rel != Long.MIN_VALUE && t0 - rel < 0) myHand.add(t1 - rel);
+            if (inside.incrementAndGet() != 1) overlaps.incrementAndGet();
+            inside.decrementAndGet();
+            lastUnlock.set(System.nanoTime());
+            m.release();
+          }
+          for (long v : mine) lat.add(v);
+          hand.addAll(myHand);
+        } catch (Exception e) { throw new RuntimeException(e); }
+      });
+      t.start();
+      threads.add(t);
+    }
+    gate.await();
+    long t0 = System.nanoTime();
+    for (Thread t : threads) t.join();
+    double secs = (System.nanoTime() - t0) / 1e9;
+    List<Long> s = new ArrayList<>(lat);
+    Collections.sort(s);
+    List<Long> h = new ArrayList<>(hand);
+    Collections.sort(h);
+    int total = n * iters;
+    System.out.printf(Locale.ROOT,
+        "{\"impl\": \"curator\", \"mode\": \"%s\", \"clients\": %d, \"iters\": %d, \"seconds\": %.4f, \"ops_per_s\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"overlaps\": %d, \"handoff_p50_us\": %s, \"handoff_p99_us\": %s, \"handoffs\": %d}%n",
+        mode, n, iters, secs, total / secs, s.get(s.size() / 2) / 1e3, s.get((int) (s.size() * 0.99)) / 1e3, overlaps.get(),
+        pct(h, 0.5), pct(h, 0.99), h.size());
+    for (CuratorFramework cf : cfs) cf.close();
+  }
+}

@@ -1,0 +1,52 @@
+/* Copied unchanged from the shared peer set (shared/peers/) so that scripts/bench_compare.sh runs
+ * from a fresh clone. */
+/* The pipelined floor: create EPHEMERAL_SEQUENTIAL and get_children sent back to back
+ * (ZooKeeper answers one session's requests in order, so the listing sees the create),
+ * then delete. usage: raw_pipelined HOSTS ITERS   (prints one JSON line) */
+#include <zookeeper/zookeeper.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+static int cmp(const void *a, const void *b) { double x = *(double *)a, y = *(double *)b; return x < y ? -1 : x > y; }
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int pending;
+static char made[128];
+static void on_create(int rc, const char *v, const void *d) { pthread_mutex_lock(&mu); if (rc == ZOK) strcpy(made, v); else exit(1); pending--; pthread_cond_signal(&cv); pthread_mutex_unlock(&mu); }
+static void on_kids(int rc, const struct String_vector *s, const void *d) { pthread_mutex_lock(&mu); if (rc != ZOK) exit(1); pending--; pthread_cond_signal(&cv); pthread_mutex_unlock(&mu); }
+
+int main(int argc, char **argv) {
+  int iters = atoi(argv[2]);
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  zhandle_t *zh = zookeeper_init(argv[1], NULL, 10000, NULL, NULL, 0);
+  for (int i = 0; i < 100 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++) usleep(50000);
+  char parent[64], prefix[96];
+  snprintf(parent, sizeof parent, "/bench/rawp-%d", getpid());
+  zoo_create(zh, "/bench", NULL, 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zoo_create(zh, parent, NULL, 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  snprintf(prefix, sizeof prefix, "%s/lock-", parent);
+  double *lat = malloc(sizeof(double) * iters);
+  double t0 = now();
+  for (int i = 0; i < iters; i++) {
+    double a = now();
+    pending = 2;
+    zoo_acreate(zh, prefix, NULL, 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE, on_create, NULL);
+    zoo_aget_children(zh, parent, 0, on_kids, NULL);
+    pthread_mutex_lock(&mu);
+    while (pending) pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    lat[i] = now() - a;
+    if (zoo_delete(zh, made, -1) != ZOK) return 1;
+  }
+  double secs = now() - t0;
+  qsort(lat, iters, sizeof(double), cmp);
+  printf("{\"impl\": \"raw-pipelined\", \"mode\": \"uncontended\", \"clients\": 1, \"iters\": %d, \"seconds\": %.4f, \"ops_per_s\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"overlaps\": 0}\n",
+         iters, secs, iters / secs, lat[iters / 2] * 1e6, lat[(int)(iters * 0.99)] * 1e6);
+  zookeeper_close(zh);
+  return 0;
+}

@@ -1,0 +1,34 @@
+// tools/bench/workloads.h: zklock-bench's four workloads. Each fills one JSON line and returns 0,
+// or throws (std::exception) when the run could not be completed.
+#pragma once
+
+#include <string>
+
+#include "bench_util.h"
+
+namespace zklock_bench {
+
+struct BenchOptions {
+  std::string connect = "127.0.0.1:2181";
+  std::string mode = "uncontended";
+  int clients = 0;     // 0: the mode's default
+  int iterations = 0;  // 0: the mode's default
+  std::string path;    // empty: /bench/zklock-<pid>-<random>
+  int session_timeout_ms = 10000;
+  bool verbose = false;         // let the ZooKeeper client's warnings through to stderr
+  bool cleanup = true;          // remove the znodes the run created
+  bool count_requests = false;  // count zklock's requests by operation (through a FaultHook)
+};
+
+// uncontended: one session, `iterations` lock()+unlock() cycles on one lock.
+void run_uncontended(const BenchOptions& o, JsonLine& out);
+// contended: `clients` sessions, a thread each, `iterations` cycles each on one lock.
+void run_contended(const BenchOptions& o, JsonLine& out);
+// queue: `clients` waiters queue behind a lock held by the main thread, which then releases it;
+// each waiter acquires once and releases, and the queue drains. `iterations` rounds (default 1)
+// with the same sessions; drain_seconds is the median round.
+void run_queue(const BenchOptions& o, JsonLine& out);
+// many: one session acquires `clients` distinct locks and holds them all at once.
+void run_many(const BenchOptions& o, JsonLine& out);
+
+}  // namespace zklock_bench
