@@ -355,11 +355,16 @@ CheckReport check_run(const std::vector<StoreRecord>& store, const std::vector<H
     h.end_by_log = std::min({h.released, h.told_lost, h.killed});
   }
   for (auto& h : holds) {
-    for (const auto& f : freezes[h.holder]) {
+    const auto& list = freezes[h.holder];
+    for (std::size_t fi = 0; fi < list.size(); ++fi) {
+      const auto& f = list[fi];
       if (f.from <= h.acq || f.from >= h.end_by_log) continue;
-      // Losing: someone else acquired during the freeze or before this holder noticed.
+      // Losing: someone else acquired during this freeze, or after it but before this holder
+      // noticed - and before its next freeze (a takeover during a later freeze is that freeze's).
+      const std::int64_t window_end =
+          fi + 1 < list.size() ? std::min(h.end_by_log, list[fi + 1].from) : h.end_by_log;
       const bool losing = std::any_of(holds.begin(), holds.end(), [&](const Hold& o) {
-        return &o != &h && o.acq > f.from && o.acq <= h.end_by_log;
+        return &o != &h && o.acq > f.from && o.acq <= window_end;
       });
       if (losing) {
         h.losing_freeze = f.from;
