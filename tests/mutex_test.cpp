@@ -15,20 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::string> lock_children(Session& s, const std::string& path) {
-  auto kids = s.children(path);
-  return kids ? *kids : std::vector<std::string>{};
-}
-
-// Paths under `prefix` that some session watches on the server (wchp).
-std::vector<std::string> watches_under(int port, const std::string& prefix) {
-  std::vector<std::string> out;
-  for (const auto& p : watched_paths(port)) {
-    if (p.compare(0, prefix.size(), prefix) == 0) out.push_back(p);
-  }
-  return out;
-}
-
 // Runs lock() on a thread of its own; reports when it returned and how.
 class Waiter {
  public:

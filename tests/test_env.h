@@ -6,8 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
+#include "support/four_letter_words.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
 #include "zklock/session.h"
@@ -35,6 +37,21 @@ inline SessionOptions options_for(const std::string& connect,
   o.session_timeout = timeout;
   o.connect_timeout = 10s;
   return o;
+}
+
+/// The children of `path` (empty if it is missing).
+inline std::vector<std::string> lock_children(Session& s, const std::string& path) {
+  auto kids = s.children(path);
+  return kids ? *kids : std::vector<std::string>{};
+}
+
+/// Paths under `prefix` that some session watches on the server at 127.0.0.1:`port` (wchp).
+inline std::vector<std::string> watches_under(int port, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& p : watched_paths(port)) {
+    if (p.compare(0, prefix.size(), prefix) == 0) out.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace zklock::testing

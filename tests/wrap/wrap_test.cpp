@@ -161,19 +161,6 @@ std::string WrapTest::setup_error_;
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-std::vector<std::string> lock_children(Session& s, const std::string& path) {
-  auto kids = s.children(path);
-  return kids ? *kids : std::vector<std::string>{};
-}
-
-std::vector<std::string> watches_under(int port, const std::string& prefix) {
-  std::vector<std::string> out;
-  for (const auto& p : watched_paths(port)) {
-    if (p.compare(0, prefix.size(), prefix) == 0) out.push_back(p);
-  }
-  return out;
-}
-
 std::int32_t sequence_of(const std::string& name) {
   auto parsed = parse_contender_name(name);
   if (!parsed) throw std::runtime_error("not a contender name: " + name);
