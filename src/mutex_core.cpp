@@ -1,6 +1,7 @@
 #include "mutex_core.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <utility>
 
@@ -238,20 +239,37 @@ std::vector<Contender> MutexCore::contenders() const {
   if (listing.rc != Errc::ok) {
     throw_error(listing.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
   }
+  // Every node's data and stat, all reads pipelined: one round trip, not one per contender.
+  const std::vector<std::string> names = queue_order(std::move(listing.children));
+  struct Reads {
+    explicit Reads(std::size_t n) : remaining(n), results(n) {}
+    std::atomic<std::size_t> remaining;  // answers may come on the completion or monitor thread
+    std::vector<OpResult> results;       // slot i written once, before its decrement
+  };
+  auto reads = std::make_shared<Reads>(names.size());
+  const auto all = session_->call(
+      [&](Handle& h, Completion done) {
+        if (names.empty()) return done(OpResult{});
+        auto finish = std::make_shared<Completion>(std::move(done));
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          h.get_data(path_ + "/" + names[i], {}, [reads, finish, i](OpResult&& r) {
+            reads->results[i] = std::move(r);
+            if (--reads->remaining == 0) (*finish)(OpResult{});
+          });
+        }
+      },
+      session_->negotiated_timeout());
+  if (all.rc != Errc::ok) throw_error(all.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
   std::vector<Contender> out;
-  for (const auto& name : queue_order(std::move(listing.children))) {
-    const auto parsed = parse_contender_name(name);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    OpResult& r = reads->results[i];
+    if (r.rc == Errc::no_node) continue;  // left the queue meanwhile
+    if (r.rc != Errc::ok) throw_error(r.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
+    const auto parsed = parse_contender_name(names[i]);
     Contender c;
-    c.name = name;
+    c.name = names[i];
     c.sequence = parsed->sequence;
     c.naming = parsed->naming;
-    auto r = session_->call(
-        [&](Handle& h, Completion done) { h.get_data(path_ + "/" + name, {}, std::move(done)); },
-        session_->negotiated_timeout());
-    if (r.rc == Errc::no_node) continue;  // left the queue meanwhile
-    if (r.rc != Errc::ok) {
-      throw_error(r.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
-    }
     c.czxid = r.stat.czxid;
     c.ephemeral_owner = r.stat.ephemeral_owner;
     c.data = std::move(r.value);
