@@ -18,40 +18,15 @@ set(_interop_out ${CMAKE_CURRENT_BINARY_DIR}/interop)
 
 # ---- Curator ----
 set(ZKLOCK_INTEROP_JAR_DIRS "/usr/share/java" CACHE STRING "Directories searched for the Curator/ZooKeeper jars")
-find_package(Java COMPONENTS Runtime Development QUIET)
-set(_curator_missing "")
-if(NOT Java_JAVA_EXECUTABLE OR NOT Java_JAVAC_EXECUTABLE)
-  set(_curator_missing "Curator interop: no java/javac found at configure time (install a JDK, e.g. openjdk-17-jdk-headless)")
-endif()
-# slf4j-nop only silences slf4j's "no binding" notice; every other jar is needed.
-set(_curator_jars curator-framework curator-client curator-recipes zookeeper zookeeper-jute guava slf4j-api)
-set(_curator_cp "")
-foreach(_jar IN LISTS _curator_jars ITEMS slf4j-nop)
-  string(MAKE_C_IDENTIFIER "${_jar}" _var)
-  find_file(ZKLOCK_INTEROP_JAR_${_var} NAMES ${_jar}.jar PATHS ${ZKLOCK_INTEROP_JAR_DIRS} NO_DEFAULT_PATH)
-  if(ZKLOCK_INTEROP_JAR_${_var})
-    list(APPEND _curator_cp "${ZKLOCK_INTEROP_JAR_${_var}}")
-  elseif(NOT _jar STREQUAL "slf4j-nop" AND NOT _curator_missing)
-    set(_curator_missing "Curator interop: ${_jar}.jar not found in ${ZKLOCK_INTEROP_JAR_DIRS} at configure time (install libcurator-recipes-java)")
-  endif()
-endforeach()
-string(JOIN ":" _curator_cp_string ${_curator_cp})
 set(_curator_classes ${_interop_out}/classes)
-if(NOT _curator_missing)
-  add_custom_command(
-    OUTPUT ${_curator_classes}/CuratorContender.class
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${_curator_classes}
-    # -Xlint:-path: zookeeper.jar's manifest names jars Debian does not ship (jline); harmless.
-    COMMAND ${Java_JAVAC_EXECUTABLE} -Xlint:-path -d ${_curator_classes} -cp ${_curator_cp_string}
-            ${_interop_dir}/CuratorContender.java
-    DEPENDS ${_interop_dir}/CuratorContender.java
-    COMMENT "Compiling the Curator interop contender"
-    VERBATIM)
-  add_custom_target(interop_curator_contender DEPENDS ${_curator_classes}/CuratorContender.class)
-  message(STATUS "zklock interop: Curator contender with ${Java_JAVAC_EXECUTABLE}")
-else()
-  message(STATUS "zklock interop: ${_curator_missing}")
-endif()
+# slf4j-nop only silences slf4j's "no binding" notice; every other jar is needed.
+include(${CMAKE_CURRENT_LIST_DIR}/../java_class.cmake)
+zklock_java_class(TARGET interop_curator_contender SOURCE ${_interop_dir}/CuratorContender.java
+                  CLASSES ${_curator_classes} LABEL "Curator interop" HINT "install libcurator-recipes-java"
+                  JAR_DIRS ${ZKLOCK_INTEROP_JAR_DIRS}
+                  JARS curator-framework curator-client curator-recipes zookeeper zookeeper-jute guava slf4j-api
+                  OPTIONAL_JARS slf4j-nop
+                  OUT_CLASSPATH _curator_cp_string OUT_MISSING _curator_missing)
 
 # ---- kazoo ----
 set(_kazoo_python "")

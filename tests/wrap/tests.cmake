@@ -14,39 +14,13 @@ set(_wrap_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_wrap_classes ${CMAKE_CURRENT_BINARY_DIR}/wrap/classes)
 set(ZKLOCK_WRAP_JAR_DIRS "/usr/share/java" CACHE STRING "Directories searched for the ZooKeeper server jars (snapshot seeding)")
 
-find_package(Java COMPONENTS Runtime Development QUIET)
-set(_wrap_missing "")
-if(NOT Java_JAVA_EXECUTABLE OR NOT Java_JAVAC_EXECUTABLE)
-  set(_wrap_missing "wrap suite: no java/javac found at configure time (install a JDK, e.g. openjdk-17-jdk-headless)")
-endif()
 # slf4j-nop only silences slf4j's "no binding" notice on stderr; the others are needed.
-set(_wrap_cp "")
-foreach(_jar IN ITEMS zookeeper zookeeper-jute slf4j-api slf4j-nop)
-  string(MAKE_C_IDENTIFIER "${_jar}" _var)
-  find_file(ZKLOCK_WRAP_JAR_${_var} NAMES ${_jar}.jar PATHS ${ZKLOCK_WRAP_JAR_DIRS} NO_DEFAULT_PATH)
-  if(ZKLOCK_WRAP_JAR_${_var})
-    list(APPEND _wrap_cp "${ZKLOCK_WRAP_JAR_${_var}}")
-  elseif(NOT _jar STREQUAL "slf4j-nop" AND NOT _wrap_missing)
-    set(_wrap_missing "wrap suite: ${_jar}.jar not found in ${ZKLOCK_WRAP_JAR_DIRS} at configure time (install zookeeper)")
-  endif()
-endforeach()
-string(JOIN ":" _wrap_cp_string ${_wrap_cp})
-
-if(NOT _wrap_missing)
-  add_custom_command(
-    OUTPUT ${_wrap_classes}/SeedCversion.class
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${_wrap_classes}
-    # -Xlint:-path: zookeeper.jar's manifest names jars Debian does not ship (jline); harmless.
-    COMMAND ${Java_JAVAC_EXECUTABLE} -Xlint:-path -d ${_wrap_classes} -cp ${_wrap_cp_string}
-            ${_wrap_dir}/SeedCversion.java
-    DEPENDS ${_wrap_dir}/SeedCversion.java
-    COMMENT "Compiling the wrap suite's snapshot seeder"
-    VERBATIM)
-  add_custom_target(wrap_seed_cversion DEPENDS ${_wrap_classes}/SeedCversion.class)
-  message(STATUS "zklock wrap suite: snapshot seeder with ${Java_JAVAC_EXECUTABLE}")
-else()
-  message(STATUS "zklock wrap suite: ${_wrap_missing}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../java_class.cmake)
+zklock_java_class(TARGET wrap_seed_cversion SOURCE ${_wrap_dir}/SeedCversion.java
+                  CLASSES ${_wrap_classes} LABEL "wrap suite" HINT "install zookeeper"
+                  JAR_DIRS ${ZKLOCK_WRAP_JAR_DIRS} JARS zookeeper zookeeper-jute slf4j-api
+                  OPTIONAL_JARS slf4j-nop
+                  OUT_CLASSPATH _wrap_cp_string OUT_MISSING _wrap_missing)
 
 zklock_add_test(wrap_test ${_wrap_dir}/wrap_test.cpp LIBS zklock ZooKeeper::zookeeper_mt TIMEOUT 300 LABELS wrap)
 target_compile_definitions(wrap_test PRIVATE
