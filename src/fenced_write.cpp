@@ -13,6 +13,14 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
   if (acquisition->generation != session.generation()) {
     throw LockLostError(context + ": the session that held the lock has ended");
   }
+  // The clock decides Lost even before the monitor thread has run (say, right after this process
+  // was paused past the session timeout): the server may already have handed the lock on, so
+  // nothing is sent. Checked again at send time below.
+  const SessionState session_state = session.state_of(acquisition->generation);
+  if (session_state == SessionState::kLost || session_state == SessionState::kClosed) {
+    throw LockLostError(context + ": no answer from ZooKeeper for the session timeout; the lock may "
+                                  "be someone else's; nothing written");
+  }
   std::vector<detail::MultiOp> ops;
   ops.reserve(writes.ops().size() + 1);
   // The fence: our lock node must still exist (any version) for anything to be applied.
@@ -32,7 +40,7 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
   const unsigned generation = acquisition->generation;
   auto r = session.call(
       [&](detail::Handle& h, detail::Completion done) {
-        if (h.generation() != generation) {
+        if (h.generation() != generation || detail::Clock::now() >= session.lost_deadline()) {
           detail::OpResult lost;
           lost.rc = Errc::session_lost;
           done(std::move(lost));  // called synchronously here; session.call only waits on it
