@@ -48,6 +48,14 @@ class EventLog {
       return false;
     }, timeout);
   }
+  /// Listeners run on the events thread, after state() has already changed: wait for the event
+  /// itself before reading states().
+  bool wait_last(SessionState s, std::chrono::milliseconds timeout) const {
+    return wait_until([&] {
+      const auto all = states();
+      return !all.empty() && all.back() == s;
+    }, timeout);
+  }
   std::optional<Clock::time_point> first(SessionState s) const {
     for (const auto& e : entries()) {
       if (e.event.state == s) return e.at;
@@ -188,6 +196,7 @@ TEST(SessionTest, FrozenServerGivesSuspendedThenLostBeforeExpiryThenANewSession)
 
   server->thaw();
   ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 20s));
+  ASSERT_TRUE(log.wait_last(SessionState::kConnected, 5s));
   EXPECT_EQ(s.generation(), 2u);
   EXPECT_NE(s.session_id(), first_id);
   EXPECT_EQ(log.states(), (std::vector<SessionState>{SessionState::kSuspended, SessionState::kLost,
@@ -234,6 +243,7 @@ TEST(SessionTest, SessionExpiredOnTheServerIsReportedLost) {
   }
   ASSERT_TRUE(lost);
   ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));
+  ASSERT_TRUE(log.wait_last(SessionState::kConnected, 5s));
   EXPECT_EQ(s.generation(), 2u);
   EXPECT_NE(s.session_id(), id);
   const auto states = log.states();
