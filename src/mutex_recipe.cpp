@@ -29,7 +29,14 @@ bool is_session_gone(Errc rc) {
 void MutexCore::start_create_locked(const AttemptPtr& a) {
   auto h = session_->handle();
   if (!h) {
-    fail_locked(a, Errc::closed);
+    if (session_->closed()) {
+      fail_locked(a, Errc::closed);
+      return;
+    }
+    // Between generations: on_session_change starts it again once the next one is open (no
+    // generation is 0, so it always counts as changed).
+    a->generation = 0;
+    a->phase = Attempt::Phase::kAwaitGeneration;
     return;
   }
   a->generation = h->generation();

@@ -441,7 +441,9 @@ void SessionCore::wait_change(std::uint64_t seen_changes, Clock::time_point dead
 OpResult SessionCore::call(const std::function<void(Handle&, Completion)>& op,
                            std::chrono::milliseconds timeout) {
   auto handle = this->handle();
-  if (!handle || closed_.load()) return OpResult{Errc::closed, {}, {}, {}, {}};
+  if (closed_.load()) return OpResult{Errc::closed, {}, {}, {}, {}};
+  // No handle while open: the monitor has ended a lost generation and not opened the next yet.
+  if (!handle) return OpResult{Errc::session_lost, {}, {}, {}, {}};
   struct Waiter {
     std::mutex mutex;
     std::condition_variable cv;

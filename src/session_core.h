@@ -67,7 +67,8 @@ class SessionCore final : public HandleListener {
     return h ? h->session_password() : std::string();
   }
 
-  /// The current generation's handle; null after close().
+  /// The current generation's handle; null after close(), and for a moment after a generation
+  /// is Lost, until the monitor has opened the next one (longer if opening it fails).
   std::shared_ptr<Handle> handle() const;
 
   /// Held lock nodes double as heartbeat targets: each heartbeat reads one registered path (round
