@@ -10,17 +10,6 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
   const auto acquisition = core_->acquisition();
   if (!acquisition) throw LockLostError(context + ": lock not held");
   detail::SessionCore& session = core_->session();
-  if (acquisition->generation != session.generation()) {
-    throw LockLostError(context + ": the session that held the lock has ended");
-  }
-  // The clock decides Lost even before the monitor thread has run (say, right after this process
-  // was paused past the session timeout): the server may already have handed the lock on, so
-  // nothing is sent. Checked again at send time below.
-  const SessionState session_state = session.state_of(acquisition->generation);
-  if (session_state == SessionState::kLost || session_state == SessionState::kClosed) {
-    throw LockLostError(context + ": no answer from ZooKeeper for the session timeout; the lock may "
-                                  "be someone else's; nothing written");
-  }
   std::vector<detail::MultiOp> ops;
   ops.reserve(writes.ops().size() + 1);
   // The fence: our lock node must still exist (any version) for anything to be applied.
@@ -40,7 +29,11 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
   const unsigned generation = acquisition->generation;
   auto r = session.call(
       [&](detail::Handle& h, detail::Completion done) {
-        if (h.generation() != generation || detail::Clock::now() >= session.lost_deadline()) {
+        // Decided as the multi is handed to the client: once the session that holds the lock has
+        // ended, or the clock says Lost (no answer for T - margin; the monitor thread may not have
+        // run yet, say right after this process was paused past its session timeout), the server
+        // may already have handed the lock on, so nothing is sent.
+        if (h.generation() != generation || session.state_of(generation) == SessionState::kLost) {
           detail::OpResult lost;
           lost.rc = Errc::session_lost;
           done(std::move(lost));  // called synchronously here; session.call only waits on it
@@ -51,7 +44,8 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
       session.negotiated_timeout());
   if (r.rc == Errc::ok) return;
   if (r.rc == Errc::session_lost || r.rc == Errc::session_expired || r.rc == Errc::invalid_state) {
-    throw LockLostError(context + ": the session that held the lock has ended; nothing written");
+    throw LockLostError(context + ": the session that held the lock has ended, or had no answer for "
+                                  "the session timeout; nothing written");
   }
   if (!r.multi_results.empty() && r.multi_results.front() == Errc::no_node) {
     throw LockLostError(context + ": lock node " + acquisition->node_path +

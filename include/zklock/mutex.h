@@ -106,9 +106,10 @@ class Mutex {
   ///   still exists: all of them, only if the lock is still ours on the server; else nothing.
   /// Throws: LockLostError if not held, held in an ended session, held in a session that has had
   ///   no answer for (session timeout - lost margin) (state() is Lost; nothing is sent), or the
-  ///   lock node is gone - nothing was written. InvalidArgumentError for a bad path in `writes`. Error with the failing
-  ///   operation's code (e.g. bad_version, node_exists) - nothing was written. ConnectionLossError
-  ///   when the answer did not come: the writes may or may not have been applied.
+  ///   lock node is gone - nothing was written. InvalidArgumentError for a bad path in `writes`.
+  ///   Error with the failing operation's code (e.g. bad_version, node_exists) - nothing was
+  ///   written. ConnectionLossError when the answer did not come: the writes may or may not have
+  ///   been applied.
   void commit_fenced(const FencedWrite& writes) const;
 
   /// Effects: waits until the current acquisition is Lost (or released), or `timeout` passes.
