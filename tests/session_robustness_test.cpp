@@ -1,0 +1,79 @@
+// zklock::Session under input and server behaviour that used to hang or fail it: requests the C
+// client refuses on the spot, and session timeouts the server will not grant.
+#include <mutex>
+#include <thread>
+
+#include "child_process_deadline.h"
+#include "test_env.h"
+#include "zklock/zklock.h"
+
+namespace zklock::testing {
+namespace {
+
+// Fails the first request of kind `op` on `path` before it is sent, with `code` - as the C client
+// does when it refuses a request synchronously (ZINVALIDSTATE after an expiry, ZCLOSING...).
+class RefuseFirst : public FaultHook {
+ public:
+  RefuseFirst(Operation op, std::string path, Errc code) : op_(op), path_(std::move(path)), code_(code) {}
+  FaultDecision on_request(Operation op, std::string_view path) override {
+    std::lock_guard lock(mutex_);
+    if (fired_ || op != op_ || path != path_) return FaultDecision::pass();
+    fired_ = true;
+    return FaultDecision::fail_before_send(code_);
+  }
+
+ private:
+  std::mutex mutex_;
+  bool fired_ = false;
+  const Operation op_;
+  const std::string path_;
+  const Errc code_;
+};
+
+// Issue 12, item 6: the heartbeat is sent with the session's lock held; a refusal completed on the
+// same thread used to re-take that lock and hang the constructor (and close()) for ever.
+TEST(SessionRobustnessTest, ARequestRefusedOnTheSpotDoesNotHangTheSession) {
+  auto server = shared_server();
+  const auto outcome = run_in_child([&] {
+    SessionOptions o = options_for(server.connect);
+    o.fault_hook = std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state);
+    Session s(o);
+    const bool connected = s.state() == SessionState::kConnected;
+    s.close();
+    return connected;
+  }, 30s);
+  EXPECT_EQ(outcome, ChildOutcome::kPassed) << to_string(outcome);
+}
+
+// Issue 12, item 16 (and issue 11): options sized for the requested timeout must be fitted to the
+// timeout the server grants. A 30 min request with a 5 min heartbeat and a 2 min margin, clamped by
+// a server whose maximum is 4 s, used to leave a margin larger than the session: Lost at once, and
+// the constructor reported "no ZooKeeper server answered" against a healthy server.
+TEST(SessionRobustnessTest, OptionsAreFittedToTheNegotiatedTimeout) {
+  if (using_external_server()) GTEST_SKIP() << "needs a server with a small maxSessionTimeout";
+  auto server = ZkServer::start({200, 1000, 4000, false});
+  for (const auto requested : {std::chrono::milliseconds(2min), std::chrono::milliseconds(30min),
+                               std::chrono::milliseconds(10h)}) {
+    SessionOptions o = options_for(server->connect_string(), requested);
+    o.heartbeat_interval = std::min<std::chrono::milliseconds>(5min, requested / 4);
+    o.lost_margin = std::min<std::chrono::milliseconds>(2min, requested / 4);
+    o.suspend_after = std::min<std::chrono::milliseconds>(10min, requested / 3);
+    o.connect_timeout = 10s;
+    try {
+      Session s(o);
+      EXPECT_EQ(s.negotiated_timeout(), 4s) << "requested " << requested.count() << " ms";
+      // Healthy for two whole session timeouts: never Suspended or Lost.
+      const auto until = std::chrono::steady_clock::now() + 2 * s.negotiated_timeout();
+      while (std::chrono::steady_clock::now() < until) {
+        ASSERT_EQ(s.state(), SessionState::kConnected) << "requested " << requested.count() << " ms";
+        std::this_thread::sleep_for(50ms);
+      }
+      EXPECT_EQ(s.generation(), 1u);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "requested " << requested.count() << " ms: " << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zklock::testing
