@@ -7,6 +7,7 @@
 #include "support/fault_proxy.h"
 #include "support/four_letter_words.h"
 #include "support/zk_ensemble.h"
+#include "mutex_waiter.h"
 #include "test_env.h"
 #include "zklock/zklock.h"
 
@@ -14,44 +15,6 @@ namespace zklock::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Runs lock() on a thread of its own; reports when it returned and how.
-class Waiter {
- public:
-  explicit Waiter(Mutex& m) : mutex_(m) {
-    thread_ = std::thread([this] {
-      try {
-        mutex_.lock();
-        acquired_at_ = Clock::now();
-        acquired_ = true;
-      } catch (const CancelledError&) {
-        cancelled_ = true;
-      } catch (const std::exception& e) {
-        std::lock_guard lock(error_mutex_);
-        error_ = e.what();
-        failed_ = true;
-      }
-      done_ = true;
-    });
-  }
-  ~Waiter() { join(); }
-  void join() {
-    if (thread_.joinable()) thread_.join();
-  }
-  bool done() const { return done_; }
-  bool acquired() const { return acquired_; }
-  bool cancelled() const { return cancelled_; }
-  bool failed() const { return failed_; }
-  Clock::time_point acquired_at() const { return acquired_at_; }
-
- private:
-  Mutex& mutex_;
-  std::atomic<bool> done_{false}, acquired_{false}, cancelled_{false}, failed_{false};
-  Clock::time_point acquired_at_{};
-  std::mutex error_mutex_;
-  std::string error_;
-  std::thread thread_;
-};
 
 TEST(MutexTest, BadLockPathsAreRejectedAtConstruction) {
   auto server = shared_server();
