@@ -12,7 +12,17 @@
 
 namespace zklock {
 
-enum class Operation { kCreate, kDelete, kGetData, kSetData, kGetChildren, kExists, kMulti, kRemoveWatches };
+enum class Operation {
+  kCreate,
+  kDelete,
+  kGetData,
+  kSetData,
+  kGetChildren,
+  kExists,
+  kMulti,
+  kRemoveWatches,
+  kSync,
+};
 
 struct FaultDecision {
   enum class Kind {
