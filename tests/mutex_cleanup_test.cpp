@@ -1,0 +1,263 @@
+// zklock::Mutex leaves nothing behind: no watch after a give-up that races a watch or follows a lost
+// reply, no node of ours that our own next lock() queues behind, no parent created where it need
+// not be, and no duplicate node after a lost create reply.
+#include <zookeeper/zookeeper.h>
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "mutex_waiter.h"
+#include "test_env.h"
+#include "zklock/zklock.h"
+
+namespace zklock::testing {
+namespace {
+
+// Calls `action` for each request; its decision (or pass) is the request's fate. Records every
+// request it saw.
+class ScriptedHook : public FaultHook {
+ public:
+  using Action = std::function<std::optional<FaultDecision>(Operation, std::string_view)>;
+  explicit ScriptedHook(Action action) : action_(std::move(action)) {}
+  FaultDecision on_request(Operation op, std::string_view path) override {
+    Action action;
+    {
+      std::lock_guard lock(mutex_);
+      seen_.emplace_back(op, std::string(path));
+      action = action_;
+    }
+    const std::optional<FaultDecision> d = action ? action(op, path) : std::nullopt;
+    return d ? *d : FaultDecision::pass();
+  }
+  std::vector<std::pair<Operation, std::string>> seen() const {
+    std::lock_guard lock(mutex_);
+    return seen_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  Action action_;
+  std::vector<std::pair<Operation, std::string>> seen_;
+};
+
+// Watches of session `session_id` on the server at `port`, on paths under `prefix`.
+std::vector<std::string> watches_of(int port, std::int64_t session_id, const std::string& prefix) {
+  std::vector<std::string> out;
+  const auto by_session = parse_wchc(four_letter_word(port, "wchc"));
+  const auto it = by_session.find(session_id);
+  if (it == by_session.end()) return out;
+  for (const auto& p : it->second) {
+    if (p.compare(0, prefix.size(), prefix) == 0) out.push_back(p);
+  }
+  return out;
+}
+
+// Issue 12, item 8a: giving up while the read that sets the predecessor watch is still on its way.
+// The C client's watch removal finds no watch of its own yet and sends nothing; the read's answer
+// then arms the watch on the server - where it used to stay.
+TEST(MutexCleanupTest, GivingUpWhileThePredecessorReadIsInFlightLeavesNoWatch) {
+  if (using_external_server()) GTEST_SKIP() << "freezes its own server";
+  auto server = ZkServer::start();
+  const std::string path = "/cleanup/in-flight-watch";
+  Session holder_session(options_for(server->connect_string(), 8000ms));
+  Mutex holder(holder_session, path);
+  holder.lock();
+  const std::string holder_node = holder.acquisition()->node_path;
+  std::atomic<bool> frozen{false};
+  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+    if (op == Operation::kGetData && p == holder_node && !frozen.exchange(true)) {
+      server->freeze();  // the read goes out, and waits in the server's socket
+    }
+    return std::nullopt;
+  });
+  SessionOptions o = options_for(server->connect_string(), 8000ms);
+  o.fault_hook = hook;
+  Session s(o);
+  Mutex m(s, path);
+  std::atomic<int> result{-1};
+  std::thread waiter([&] { result = m.try_lock_for(20s) ? 1 : 0; });
+  ASSERT_TRUE(wait_until([&] { return frozen.load(); }, 10s));
+  m.cancel();  // gives up with the watch read unanswered
+  ASSERT_TRUE(wait_until([&] { return result != -1; }, 10s));
+  server->thaw();
+  waiter.join();
+  EXPECT_EQ(result.load(), 0);
+  // Our node goes (its delete was queued behind the read), and with it any watch we set.
+  ASSERT_TRUE(wait_until([&] { return lock_children(holder_session, path).size() == 1; }, 10s));
+  EXPECT_TRUE(wait_until([&] { return watches_of(server->port(), s.session_id(), path).empty(); }, 3s))
+      << "a watch of ours is left on " << holder_node;
+  holder.unlock();
+}
+
+// Issue 12, item 8b: the predecessor read's answer is lost (the watch was set all the same); the
+// read is retried; then the waiter gives up. The stale bookkeeping of the first read used to keep
+// the server-side watch in place.
+TEST(MutexCleanupTest, GivingUpAfterALostPredecessorReplyLeavesNoWatch) {
+  auto server = shared_server();
+  const std::string path = unique_path("lost-watch-reply");
+  Session holder_session(options_for(server.connect));
+  Mutex holder(holder_session, path);
+  holder.lock();
+  const std::string holder_node = holder.acquisition()->node_path;
+  std::atomic<int> reads{0};
+  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+    if (op == Operation::kGetData && p == holder_node && reads++ == 0) {
+      return FaultDecision::lose_reply(Errc::connection_loss);
+    }
+    return std::nullopt;
+  });
+  SessionOptions o = options_for(server.connect);
+  o.fault_hook = hook;
+  Session s(o);
+  Mutex m(s, path);
+  Waiter w(m);
+  ASSERT_TRUE(wait_until([&] { return reads >= 2; }, 10s)) << "the lost read was not retried";
+  ASSERT_TRUE(wait_until([&] { return !watches_of(server.port, s.session_id(), path).empty(); }, 5s));
+  m.cancel();
+  ASSERT_TRUE(wait_until([&] { return w.done(); }, 10s));
+  EXPECT_TRUE(w.cancelled()) << w.error();
+  EXPECT_TRUE(wait_until([&] { return watches_of(server.port, s.session_id(), path).empty(); }, 3s))
+      << "a watch of ours is left on " << holder_node;
+  holder.unlock();
+}
+
+// Issue 12, item 9: a release whose delete fails for a reason worth retrying (throttled) is
+// retried; the next lock() in the same session does not queue behind our own old node.
+TEST(MutexCleanupTest, AThrottledReleaseIsRetried) {
+  auto server = shared_server();
+  const std::string path = unique_path("throttled-delete");
+  std::atomic<bool> refused{false};
+  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view) -> std::optional<FaultDecision> {
+    if (op == Operation::kDelete && !refused.exchange(true)) return FaultDecision::fail_before_send(Errc::throttled);
+    return std::nullopt;
+  });
+  SessionOptions o = options_for(server.connect);
+  o.fault_hook = hook;
+  Session s(o);
+  Mutex m(s, path);
+  m.lock();
+  m.unlock();
+  ASSERT_TRUE(refused.load());
+  EXPECT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 5s)) << "the node stayed";
+  EXPECT_TRUE(m.try_lock_for(5s));
+  m.unlock();
+}
+
+// Issue 12, item 9: a release whose delete is refused for good (here: not authorized) is reported
+// through on_release_error, and our own next lock() in that session does not wait behind the node
+// we could not delete (it goes when the session ends).
+TEST(MutexCleanupTest, AReleaseRefusedForGoodIsReportedAndDoesNotBlockOurNextLock) {
+  auto server = shared_server();
+  const std::string path = unique_path("refused-delete");
+  std::mutex mutex;
+  std::string first_node;
+  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+    std::lock_guard lock(mutex);
+    if (op == Operation::kDelete && p == first_node) return FaultDecision::fail_before_send(Errc::no_auth);
+    return std::nullopt;
+  });
+  SessionOptions o = options_for(server.connect);
+  o.fault_hook = hook;
+  Session s(o);
+  std::mutex reports_mutex;
+  std::vector<std::pair<std::string, std::error_code>> reports;
+  MutexOptions mo;
+  mo.on_release_error = [&](const std::string& node, std::error_code ec) {
+    std::lock_guard lock(reports_mutex);
+    reports.emplace_back(node, ec);
+  };
+  Mutex m(s, path, mo);
+  m.lock();
+  {
+    std::lock_guard lock(mutex);
+    first_node = m.acquisition()->node_path;
+  }
+  m.unlock();
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(reports_mutex);
+    return !reports.empty();
+  }, 5s)) << "the refused delete was not reported";
+  {
+    std::lock_guard lock(reports_mutex);
+    EXPECT_EQ(reports.front().first, first_node);
+    EXPECT_EQ(reports.front().second, make_error_code(Errc::no_auth));
+  }
+  EXPECT_TRUE(m.try_lock_for(5s)) << "our next lock() queued behind our own old node";
+  m.unlock();
+  Session other(options_for(server.connect));
+  s.close();  // the node we could not delete goes with the session
+  EXPECT_TRUE(wait_until([&] { return lock_children(other, path).empty(); }, 5s));
+}
+
+// Issue 12, item 10: an application that owns only /app can lock /app/locks/job when "/" is
+// read-only: only the missing parents are created (ZooKeeper checks CREATE on the parent before it
+// checks whether the node exists, so creating an existing ancestor fails with NOAUTH).
+TEST(MutexCleanupTest, ParentsAreCreatedOnlyWhereMissing) {
+  if (using_external_server()) GTEST_SKIP() << "changes the ACL of \"/\"";
+  auto server = ZkServer::start();
+  // Set up as an administrator would: /app belongs to app:secret, "/" becomes read-only.
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  zhandle_t* zh = zookeeper_init(server->connect_string().c_str(), nullptr, 4000, nullptr, nullptr, 0);
+  ASSERT_NE(zh, nullptr);
+  ASSERT_TRUE(wait_until([&] { return zoo_state(zh) == ZOO_CONNECTED_STATE; }, 10s));
+  const std::string credentials = "app:secret";
+  ASSERT_EQ(zoo_add_auth(zh, "digest", credentials.data(), static_cast<int>(credentials.size()), nullptr, nullptr), ZOK);
+  ASSERT_EQ(zoo_create(zh, "/app", "", 0, &ZOO_CREATOR_ALL_ACL, 0, nullptr, 0), ZOK);
+  ASSERT_EQ(zoo_set_acl(zh, "/", -1, &ZOO_READ_ACL_UNSAFE), ZOK);
+  zookeeper_close(zh);
+
+  SessionOptions o = options_for(server->connect_string());
+  o.credentials = DigestCredentials{"app", "secret"};
+  Session s(o);
+  Mutex m(s, "/app/locks/job");
+  EXPECT_TRUE(m.try_lock_for(10s));
+  EXPECT_TRUE(s.get("/app/locks").has_value());
+  m.unlock();
+}
+
+// Issue 12, item 4: after a lost create reply the recovery listing must not be served by a server
+// that has not applied our create yet: a `sync` goes before it.
+TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
+  auto server = shared_server();
+  const std::string path = unique_path("recovery-sync");
+  std::atomic<bool> lost{false};
+  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+    if (op == Operation::kCreate && p.find("-lock-") != std::string_view::npos && !lost.exchange(true)) {
+      return FaultDecision::lose_reply(Errc::connection_loss);
+    }
+    return std::nullopt;
+  });
+  SessionOptions o = options_for(server.connect);
+  o.fault_hook = hook;
+  Session s(o);
+  Mutex m(s, path);
+  m.lock();
+  ASSERT_TRUE(lost.load());
+  const auto seen = hook->seen();
+  // After the create whose reply was lost: the pipelined listing, then the recovery: sync, listing.
+  std::size_t create = seen.size();
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (seen[i].first == Operation::kCreate && seen[i].second.find("-lock-") != std::string::npos) {
+      create = i;
+      break;
+    }
+  }
+  ASSERT_LT(create + 3, seen.size());
+  std::size_t recovery_listing = seen.size();
+  for (std::size_t i = create + 2; i < seen.size(); ++i) {
+    if (seen[i].first == Operation::kGetChildren && seen[i].second == path) {
+      recovery_listing = i;
+      break;
+    }
+  }
+  ASSERT_LT(recovery_listing, seen.size());
+  EXPECT_EQ(seen[recovery_listing - 1].first, Operation::kSync) << "no sync before the recovery listing";
+  EXPECT_EQ(lock_children(s, path).size(), 1u);
+  m.unlock();
+}
+
+}  // namespace
+}  // namespace zklock::testing
