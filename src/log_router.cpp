@@ -115,6 +115,22 @@ LogSlot::~LogSlot() {
   update_process_level_locked();
 }
 
+void LogSlot::log(LogLevel level, std::string_view line) const {
+  LogSink sink;
+  LogLevel slot_level = LogLevel::kWarn;
+  if (slot_ >= 0) {
+    std::shared_lock lock(router().mutex);
+    sink = router().slots[slot_].sink;
+    slot_level = router().slots[slot_].level;
+  }
+  if (static_cast<int>(level) > static_cast<int>(slot_level)) return;
+  if (sink) {
+    sink(level, line);
+  } else {
+    write_stderr(level, line);
+  }
+}
+
 CLogCallback LogSlot::callback() const noexcept {
   return slot_ >= 0 ? kTrampolines[slot_] : &fallback;
 }

@@ -6,6 +6,8 @@
 // per Session by the level written in each line.
 #pragma once
 
+#include <string_view>
+
 #include "zklock/log.h"
 
 namespace zklock::detail {
@@ -23,6 +25,10 @@ class LogSlot {
   LogSlot& operator=(const LogSlot&) = delete;
 
   CLogCallback callback() const noexcept;
+
+  /// Writes a line in zklock's own words to this slot's sink (stderr when none), if `level` is
+  /// within the slot's level.
+  void log(LogLevel level, std::string_view line) const;
 
  private:
   int slot_;

@@ -6,31 +6,34 @@
 
 namespace zklock {
 
+// Every member works on a copy of core_ taken on entry: a thread still inside lock() when another
+// thread destroys the Mutex keeps the core alive, and touches nothing of the destroyed object on its
+// way out (~Mutex waits for it to leave the core).
+
 Mutex::Mutex(Session& session, std::string path, MutexOptions options) {
   detail::validate_lock_path(path);
-  core_ = std::make_shared<detail::MutexCore>(session.core_ptr(), std::move(path), std::move(options));
+  core_ = std::make_shared<detail::MutexCore>(detail::SessionAccess::core(session), std::move(path),
+                                              std::move(options));
   core_->attach();
 }
 
 Mutex::~Mutex() { core_->shutdown(); }
 
 void Mutex::lock() {
-  switch (core_->acquire(std::nullopt, false)) {
-    case detail::MutexCore::Outcome::kAcquired: return;
-    case detail::MutexCore::Outcome::kCancelled:
-      throw CancelledError("zklock::Mutex(\"" + path() + "\")::lock: cancelled");
-    default:
-      throw Error(Errc::operation_timeout, "zklock::Mutex(\"" + path() + "\")::lock: not acquired");
+  const std::shared_ptr<detail::MutexCore> core = core_;
+  if (!core->acquire(std::nullopt, false, true)) {
+    throw Error(Errc::operation_timeout, "zklock::Mutex(\"" + core->path() + "\")::lock: not acquired");
   }
 }
 
 bool Mutex::try_lock() {
-  return core_->acquire(std::chrono::steady_clock::now(), true) ==
-         detail::MutexCore::Outcome::kAcquired;
+  const std::shared_ptr<detail::MutexCore> core = core_;
+  return core->acquire(std::chrono::steady_clock::now(), true, false);
 }
 
-bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
-  return core_->acquire(deadline, false) == detail::MutexCore::Outcome::kAcquired;
+bool Mutex::try_lock_until_steady(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  const std::shared_ptr<detail::MutexCore> core = core_;
+  return core->acquire(deadline, false, false);
 }
 
 void Mutex::unlock() noexcept { core_->release(); }
@@ -47,7 +50,8 @@ FencingToken Mutex::fencing_token() const {
   return a->token();
 }
 bool Mutex::wait_lost_for(std::chrono::milliseconds timeout) const {
-  return core_->wait_lost_until(std::chrono::steady_clock::now() + timeout);
+  const std::shared_ptr<detail::MutexCore> core = core_;
+  return core->wait_lost_until(detail::deadline_after(timeout));
 }
 std::vector<Contender> Mutex::contenders() const { return core_->contenders(); }
 const std::string& Mutex::path() const noexcept { return core_->path(); }

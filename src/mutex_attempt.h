@@ -12,7 +12,16 @@
 namespace zklock::detail {
 
 struct MutexCore::Attempt {
-  enum class Phase { kCreating, kRecovering, kListing, kWatching, kAwaitGeneration, kHeld, kCleaning, kDone };
+  enum class Phase {
+    kCreating,
+    kRecovering,
+    kListing,
+    kWatching,
+    kAwaitGeneration,
+    kHeld,
+    kCleaning,
+    kDone,
+  };
   enum class Result { kPending, kAcquired, kFailed, kNotAcquired };
 
   Phase phase = Phase::kCreating;
@@ -28,16 +37,19 @@ struct MutexCore::Attempt {
   std::string node_name;
   std::int32_t sequence = 0;
   std::int64_t czxid = 0;
+  std::int64_t session_id = 0;  // the node's ephemeralOwner
   std::string pred_path;
   bool pred_was_first = false;
   std::uint64_t pred_watch = 0;
-  bool pred_gone = false;          // in this step, the predecessor read said NoNode
+  bool pred_gone = false;  // in this step, the predecessor read said NoNode
   bool awaiting_self_read = false;
-  bool self_watch_set = false;
+  std::uint64_t self_watch = 0;        // our data watch on our own node (0: none)
+  std::uint64_t self_watch_epoch = 0;  // connection epoch it was set on (0: not set)
   bool self_deleted = false;
   bool retry_pending = false;
   std::function<void()> retry;
   int requeues = 0;
+  int retry_attempts = 0;  // retries after a pause (throttled), for the backoff
   std::uint64_t probe = 0;  // SessionCore heartbeat probe on our node while held
   std::size_t reported_ahead = static_cast<std::size_t>(-1);
 };

@@ -1,15 +1,15 @@
+// MutexCore, the application-facing half: taking turns, waiting, releasing, reporting state.
+// The recipe's steps are in mutex_recipe.cpp.
 #include "mutex_core.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <utility>
 
 #include "holder_identity.h"
 #include "mutex_attempt.h"
 
 namespace zklock::detail {
-
 
 MutexCore::MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options)
     : session_(std::move(session)),
@@ -21,23 +21,14 @@ MutexCore::~MutexCore() = default;
 
 void MutexCore::attach() { session_->add_observer(shared_from_this()); }
 
-std::string MutexCore::new_uuid() {
-  // One generator per thread (not per Mutex: it is 2.5 KB), seeded from the OS.
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  const std::uint64_t hi = (random() & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;
-  const std::uint64_t lo = (random() & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
-  return buf;
+std::shared_ptr<ClientConnection> MutexCore::connection_for_locked(const AttemptPtr& a) const {
+  auto c = session_->connection();
+  if (!c || c->generation() != a->generation) return nullptr;
+  return c;
 }
 
-std::shared_ptr<Handle> MutexCore::handle_for_locked(const AttemptPtr& a) const {
-  auto h = session_->handle();
-  if (!h || h->generation() != a->generation) return nullptr;
-  return h;
+void MutexCore::post_callback_locked(std::function<void()> callback) {
+  session_->post_event([gate = callbacks_, callback = std::move(callback)] { gate->run(callback); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -47,6 +38,10 @@ void MutexCore::on_session_change() {
   std::lock_guard lock(mutex_);
   const bool closed = session_->closed();
   const unsigned generation = session_->generation();
+  if (generation != orphans_generation_) {
+    orphans_.clear();  // they went with their session
+    orphans_generation_ = generation;
+  }
   const std::vector<AttemptPtr> attempts = attempts_;
   for (const auto& a : attempts) {
     switch (a->phase) {
@@ -56,7 +51,7 @@ void MutexCore::on_session_change() {
       case Attempt::Phase::kCleaning:
         if (closed || a->generation != generation) {
           finish_cleanup_locked(a);  // closing deleted it, or it went with its session
-        } else if (a->retry_pending && session_->c_connected()) {
+        } else if (a->retry_pending && session_->connected()) {
           a->retry_pending = false;
           auto retry = std::move(a->retry);
           retry();
@@ -67,7 +62,7 @@ void MutexCore::on_session_change() {
           fail_locked(a, Errc::closed);
         } else if (a->generation != generation) {
           restart_locked(a);  // Lost while waiting: re-queue in the new session
-        } else if (a->retry_pending && session_->c_connected()) {
+        } else if (a->retry_pending && session_->connected()) {
           a->retry_pending = false;
           auto retry = std::move(a->retry);
           retry();
@@ -97,20 +92,22 @@ void MutexCore::report_state_locked() {
       before == LockState::kLost) {
     return;
   }
-  auto callback = options_.on_state_change;
-  const Acquisition acquisition = *acquisition_;
-  session_->post_event([callback, now, acquisition] { callback(now, acquisition); });
+  post_callback_locked([callback = options_.on_state_change, now, acquisition = *acquisition_] {
+    callback(now, acquisition);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Application-facing
 
-MutexCore::Outcome MutexCore::acquire(std::optional<Clock::time_point> deadline, bool try_once) {
-  std::unique_lock lock(mutex_);
+bool MutexCore::acquire(std::optional<SteadyClock::time_point> deadline, bool try_once,
+                        bool throw_on_cancel) {
+  const std::string context = "zklock::Mutex(\"" + path_ + "\")";
+  Lock lock(mutex_);
   if (held_ && owner_ == std::this_thread::get_id()) {
-    throw Error(Errc::would_deadlock, "zklock::Mutex(\"" + path_ + "\")::lock");
+    throw Error(Errc::would_deadlock, context + "::lock");
   }
-  if (session_->closed() || shut_down_) throw ClosedError(Errc::closed, "zklock::Mutex(\"" + path_ + "\")");
+  if (session_->closed() || shut_down_) throw ClosedError(Errc::closed, context);
   ++callers_;
   struct Leave {
     MutexCore* core;
@@ -120,62 +117,91 @@ MutexCore::Outcome MutexCore::acquire(std::optional<Clock::time_point> deadline,
     }
   } leave{this};
   const std::uint64_t epoch = cancel_epoch_;
-  auto cancelled = [&] { return cancel_epoch_ != epoch || shut_down_; };
-  auto wait = [&](auto&& done) {
-    if (deadline) return cv_.wait_until(lock, *deadline, done);
-    cv_.wait(lock, done);
-    return true;
+  auto give_up = [&]() -> bool {  // after a cancel, a timeout or the end of the Mutex
+    if (session_->closed()) throw ClosedError(Errc::closed, context);
+    if (shut_down_) throw CancelledError(context + "::lock: the Mutex was destroyed while waiting");
+    if (cancelled_since(epoch) && throw_on_cancel) throw CancelledError(context + "::lock: cancelled");
+    return false;
   };
 
-  // Threads sharing this object take turns here first, in arrival order.
-  const std::uint64_t ticket = next_ticket_++;
-  local_queue_.push_back(ticket);
-  const bool my_turn = wait([&] {
-    return (local_queue_.front() == ticket && !busy_) || cancelled() || session_->closed();
-  });
-  local_queue_.erase(std::find(local_queue_.begin(), local_queue_.end(), ticket));
-  if (!my_turn || cancelled() || session_->closed()) {
-    cv_.notify_all();
-    if (session_->closed()) throw ClosedError(Errc::closed, "zklock::Mutex(\"" + path_ + "\")");
-    return cancelled() ? Outcome::kCancelled : Outcome::kTimedOut;
-  }
+  if (!take_local_turn(lock, deadline, epoch)) return give_up();
   busy_ = true;
 
   auto a = std::make_shared<Attempt>();
-  a->try_once = try_once || (deadline && *deadline <= Clock::now());
-  if (a->try_once) {
-    // One attempt still needs its round trip: allow it up to the session timeout.
-    deadline = Clock::now() + session_->negotiated_timeout();
-  }
+  a->try_once = try_once || (deadline && *deadline <= SteadyClock::now());
+  // One attempt still needs its round trip: allow it up to the session timeout.
+  const auto attempt_deadline =
+      a->try_once ? std::optional(SteadyClock::now() + session_->negotiated_timeout()) : deadline;
   attempts_.push_back(a);
   start_create_locked(a);
-  wait([&] { return a->result != Attempt::Result::kPending || cancelled(); });
+  await_attempt(lock, a, attempt_deadline, epoch);
 
   if (a->result == Attempt::Result::kAcquired) {
     held_ = a;
     owner_ = std::this_thread::get_id();
-    acquisition_ = Acquisition{path_,      a->node_path,  a->sequence,      a->czxid,
-                               session_->session_id(), a->generation, Clock::now()};
+    acquisition_ = Acquisition{path_,        a->node_path,  a->sequence,         a->czxid,
+                               a->session_id, a->generation, SteadyClock::now()};
     reported_state_ = LockState::kNotHeld;
     report_state_locked();
-    return Outcome::kAcquired;
+    return true;
   }
-  Outcome outcome = a->result == Attempt::Result::kNotAcquired ? Outcome::kNotAcquired
-                    : cancelled()                              ? Outcome::kCancelled
-                                                               : Outcome::kTimedOut;
   if (a->result == Attempt::Result::kPending) cleanup_locked(a);
-  // Leave nothing behind: wait for our delete while the connection is up (one round trip), but
-  // never for a reconnect - the node goes with the session if it comes to that.
-  const Clock::time_point cleanup_deadline = Clock::now() + session_->negotiated_timeout() / 3;
-  cv_.wait_until(lock, cleanup_deadline, [&] {
-    return a->phase == Attempt::Phase::kDone || !session_->c_connected() || session_->closed();
-  });
+  await_cleanup(lock, a);
   busy_ = false;
   cv_.notify_all();
-  if (a->result == Attempt::Result::kFailed) {
-    throw_error(a->error, "zklock::Mutex(\"" + path_ + "\")::lock");
+  if (a->result == Attempt::Result::kFailed) throw_error(a->error, context + "::lock");
+  if (a->result == Attempt::Result::kNotAcquired) return false;
+  return give_up();
+}
+
+// Threads sharing this object take turns here first, in arrival order.
+bool MutexCore::take_local_turn(Lock& lock, std::optional<SteadyClock::time_point> deadline,
+                                std::uint64_t cancel_epoch) {
+  const std::uint64_t ticket = next_ticket_++;
+  local_queue_.push_back(ticket);
+  const auto turn = [&] {
+    return (local_queue_.front() == ticket && !busy_) || cancelled_since(cancel_epoch) ||
+           session_->closed();
+  };
+  bool my_turn = true;
+  if (deadline) {
+    my_turn = cv_.wait_until(lock, *deadline, turn);
+  } else {
+    cv_.wait(lock, turn);
   }
-  return outcome;
+  local_queue_.erase(std::find(local_queue_.begin(), local_queue_.end(), ticket));
+  cv_.notify_all();
+  return my_turn && !cancelled_since(cancel_epoch) && !session_->closed();
+}
+
+// Waits for the attempt to end. An acquisition that turns out to be lost by the time this thread
+// looks at it (its session ended, or its node was deleted - e.g. replayed after a reconnect) is
+// never handed out: the attempt queues again.
+void MutexCore::await_attempt(Lock& lock, const AttemptPtr& a,
+                              std::optional<SteadyClock::time_point> deadline,
+                              std::uint64_t cancel_epoch) {
+  const auto done = [&] {
+    return a->result != Attempt::Result::kPending || cancelled_since(cancel_epoch);
+  };
+  while (true) {
+    if (deadline) {
+      if (!cv_.wait_until(lock, *deadline, done)) return;
+    } else {
+      cv_.wait(lock, done);
+    }
+    if (a->result != Attempt::Result::kAcquired || still_held_locked(a)) return;
+    a->result = Attempt::Result::kPending;
+    vanished_locked(a);
+  }
+}
+
+// Leave nothing behind: wait for our delete while the connection is up (one round trip), but never
+// for a reconnect - the node goes with the session if it comes to that.
+void MutexCore::await_cleanup(Lock& lock, const AttemptPtr& a) {
+  const auto until = SteadyClock::now() + session_->negotiated_timeout() / 3;
+  cv_.wait_until(lock, until, [&] {
+    return a->phase == Attempt::Phase::kDone || !session_->connected() || session_->closed();
+  });
 }
 
 void MutexCore::release() noexcept {
@@ -199,12 +225,13 @@ void MutexCore::cancel() noexcept {
 
 void MutexCore::shutdown() noexcept {
   {
-    std::unique_lock lock(mutex_);
+    Lock lock(mutex_);
     shut_down_ = true;
     cv_.notify_all();
     cv_.wait(lock, [&] { return callers_ == 0; });
   }
   release();
+  callbacks_->close();
   session_->remove_observer(this);
 }
 
@@ -218,27 +245,28 @@ std::optional<Acquisition> MutexCore::acquisition() const {
   return acquisition_;
 }
 
-bool MutexCore::wait_lost_until(Clock::time_point deadline) const {
-  std::unique_lock lock(mutex_);
+bool MutexCore::wait_lost_until(std::optional<SteadyClock::time_point> deadline) const {
+  Lock lock(mutex_);
   while (true) {
     const LockState s = state_locked();
     if (s == LockState::kLost || s == LockState::kNotHeld) return true;
-    const Clock::time_point now = Clock::now();
-    if (now >= deadline) return false;
+    const auto now = SteadyClock::now();
+    if (deadline && now >= *deadline) return false;
     // Wake at the Lost deadline too: the clock decides Lost even if no event comes.
-    const Clock::time_point lost_at = session_->lost_deadline();
-    cv_.wait_until(lock, std::min(deadline, lost_at > now ? lost_at : now + std::chrono::milliseconds(1)));
+    auto wake = to_steady(session_->lost_deadline());
+    if (wake <= now) wake = now + std::chrono::milliseconds(1);
+    if (deadline) wake = std::min(wake, *deadline);
+    cv_.wait_until(lock, std::min(wake, now + std::chrono::seconds(1)));
   }
 }
 
 std::vector<Contender> MutexCore::contenders() const {
+  const std::string context = "zklock::Mutex(\"" + path_ + "\")::contenders";
+  const auto timeout = session_->negotiated_timeout();
   auto listing = session_->call(
-      [&](Handle& h, Completion done) { h.get_children(path_, std::move(done)); },
-      session_->negotiated_timeout());
+      [&](ClientConnection& c, Completion done) { c.get_children(path_, std::move(done)); }, timeout);
   if (listing.rc == Errc::no_node) return {};
-  if (listing.rc != Errc::ok) {
-    throw_error(listing.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
-  }
+  if (listing.rc != Errc::ok) throw_error(listing.rc, context);
   // Every node's data and stat, all reads pipelined: one round trip, not one per contender.
   const std::vector<std::string> names = queue_order(std::move(listing.children));
   struct Reads {
@@ -248,23 +276,23 @@ std::vector<Contender> MutexCore::contenders() const {
   };
   auto reads = std::make_shared<Reads>(names.size());
   const auto all = session_->call(
-      [&](Handle& h, Completion done) {
+      [&](ClientConnection& c, Completion done) {
         if (names.empty()) return done(OpResult{});
         auto finish = std::make_shared<Completion>(std::move(done));
         for (std::size_t i = 0; i < names.size(); ++i) {
-          h.get_data(path_ + "/" + names[i], {}, [reads, finish, i](OpResult&& r) {
+          c.get_data(path_ + "/" + names[i], {}, [reads, finish, i](OpResult&& r) {
             reads->results[i] = std::move(r);
             if (--reads->remaining == 0) (*finish)(OpResult{});
           });
         }
       },
-      session_->negotiated_timeout());
-  if (all.rc != Errc::ok) throw_error(all.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
+      timeout);
+  if (all.rc != Errc::ok) throw_error(all.rc, context);
   std::vector<Contender> out;
   for (std::size_t i = 0; i < names.size(); ++i) {
     OpResult& r = reads->results[i];
     if (r.rc == Errc::no_node) continue;  // left the queue meanwhile
-    if (r.rc != Errc::ok) throw_error(r.rc, "zklock::Mutex(\"" + path_ + "\")::contenders");
+    if (r.rc != Errc::ok) throw_error(r.rc, context);
     const auto parsed = parse_contender_name(names[i]);
     Contender c;
     c.name = names[i];

@@ -7,15 +7,19 @@
 //   Listing  --first--> Held
 //            --not first--> Watching (getData+watch on the direct predecessor; when it was first
 //                           in line, also getData+watch on our own node, for the fast path)
-//   Watching --predecessor deleted, it was first, our node still there--> Held   (no listing)
+//   Watching --predecessor deleted, it was first, our node watched on this same connection--> Held
 //            --any other notification, or predecessor already gone--> Listing
 //   Held     --unlock()--> Cleaning --delete answered--> Done
 //   any waiting phase --timeout / cancel / error / try_lock lost--> Cleaning --> Done
 //
-// A create whose reply is lost (connection loss) is found again by its uuid prefix and adopted only
+// A create whose reply is lost is found again by its uuid prefix, after a sync, and adopted only
 // if its ephemeralOwner is our current session. A new session generation restarts every waiting
 // attempt (new uuid, new node: the place in line is lost); nodes of the old session are never
 // adopted. Each step bumps Attempt::step, so answers to abandoned steps are ignored.
+//
+// Threads: acquire() runs on the caller's thread; the steps run on the C client's completion
+// thread and the session's monitor thread; user callbacks run on the session's events thread,
+// behind a gate that ~Mutex closes (none starts after the destructor returned).
 #pragma once
 
 #include <condition_variable>
@@ -24,11 +28,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "callback_gate.h"
 #include "session_core.h"
 #include "zklock/acquisition.h"
 #include "zklock/contender.h"
@@ -39,23 +44,30 @@ namespace zklock::detail {
 
 class MutexCore final : public SessionObserver, public std::enable_shared_from_this<MutexCore> {
  public:
+  using SteadyClock = std::chrono::steady_clock;
+
   MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options);
   ~MutexCore() override;
 
   /// Registers with the session (needs shared_from_this, so not in the constructor).
   void attach();
-  /// Cancels waiters, waits for them to leave, releases a held lock, unregisters.
+  /// Cancels waiters, waits for them to leave, releases a held lock, closes the callback gate and
+  /// unregisters. After it returns no user callback of this lock starts.
   void shutdown() noexcept;
 
-  enum class Outcome { kAcquired, kTimedOut, kCancelled, kNotAcquired };
-  /// Throws: Error(would_deadlock), ClosedError, NotAuthorizedError, Error.
-  Outcome acquire(std::optional<Clock::time_point> deadline, bool try_once);
+  /// Blocks until held, or until `deadline` (none: for ever); `try_once`: one attempt only.
+  /// Returns: true if acquired; false on timeout, on cancel() when `throw_on_cancel` is false, or
+  ///   when `try_once` found the lock taken.
+  /// Throws: Error(would_deadlock), CancelledError (cancel() with `throw_on_cancel`, or the Mutex
+  ///   destroyed), ClosedError, NotAuthorizedError, Error.
+  bool acquire(std::optional<SteadyClock::time_point> deadline, bool try_once,
+               bool throw_on_cancel);
   void release() noexcept;
   void cancel() noexcept;
 
   LockState state() const noexcept;
   std::optional<Acquisition> acquisition() const;
-  bool wait_lost_until(Clock::time_point deadline) const;
+  bool wait_lost_until(std::optional<SteadyClock::time_point> deadline) const;
   std::vector<Contender> contenders() const;
   const std::string& path() const noexcept { return path_; }
   SessionCore& session() const noexcept { return *session_; }
@@ -65,11 +77,23 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
  private:
   struct Attempt;
   using AttemptPtr = std::shared_ptr<Attempt>;
+  using Lock = std::unique_lock<std::mutex>;
 
-  static std::string new_uuid();
+  // Application-facing pieces of acquire() (mutex_core.cpp).
+  bool take_local_turn(Lock& lock, std::optional<SteadyClock::time_point> deadline,
+                       std::uint64_t cancel_epoch);
+  void await_attempt(Lock& lock, const AttemptPtr& a,
+                     std::optional<SteadyClock::time_point> deadline, std::uint64_t cancel_epoch);
+  void await_cleanup(Lock& lock, const AttemptPtr& a);
+  bool cancelled_since(std::uint64_t cancel_epoch) const { return cancel_epoch_ != cancel_epoch || shut_down_; }
+  void post_callback_locked(std::function<void()> callback);
+
+  // The recipe's steps (mutex_recipe.cpp), all with mutex_ held.
   void start_create_locked(const AttemptPtr& a);
-  void create_parents_locked(const AttemptPtr& a);
+  void ensure_parents_locked(const AttemptPtr& a);
+  void create_missing_parents_locked(const AttemptPtr& a, std::vector<std::string> missing);
   void recover_locked(const AttemptPtr& a);
+  void adopt_recovered_locked(const AttemptPtr& a, std::vector<std::string> ours);
   void list_locked(const AttemptPtr& a);
   void watch_locked(const AttemptPtr& a);
   void acquired_locked(const AttemptPtr& a);
@@ -83,14 +107,17 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   /// the next generation, or failed); false for codes the caller must handle.
   bool step_failed_locked(const AttemptPtr& a, Errc rc, std::function<void()> retry);
   void retry_when_connected_locked(const AttemptPtr& a, std::function<void()> retry);
+  void retry_later_locked(const AttemptPtr& a, std::function<void()> retry);
+  void rearm_self_watch_locked(const AttemptPtr& a);
+  bool still_held_locked(const AttemptPtr& a) const;
 
   void on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& r);
   void on_listed(const AttemptPtr& a, unsigned step, OpResult&& r);
   void order_by_czxid_locked(const AttemptPtr& a, std::vector<std::string> children);
-  void evaluate_locked(const AttemptPtr& a, const std::vector<std::string>& queue);
+  void evaluate_locked(const AttemptPtr& a, std::vector<std::string> queue);
   void on_recovery_listing(const AttemptPtr& a, unsigned step, OpResult&& r);
   void on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r);
-  void on_self_read(const AttemptPtr& a, unsigned step, OpResult&& r);
+  void on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t epoch, OpResult&& r);
   void on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType type);
   void on_self_event(const AttemptPtr& a, WatchEventType type);
   void on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r);
@@ -98,12 +125,13 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
 
   LockState state_locked() const;
   void report_state_locked();
-  std::shared_ptr<Handle> handle_for_locked(const AttemptPtr& a) const;
+  std::shared_ptr<ClientConnection> connection_for_locked(const AttemptPtr& a) const;
 
   const std::shared_ptr<SessionCore> session_;
   const std::string path_;
   const MutexOptions options_;
   const std::string node_data_;
+  const std::shared_ptr<CallbackGate> callbacks_ = std::make_shared<CallbackGate>();
 
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
@@ -119,6 +147,10 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   std::uint64_t cancel_epoch_ = 0;
   int callers_ = 0;  // threads inside acquire()
   bool shut_down_ = false;
+  // Nodes of ours in the current generation that could not be deleted (refused for good): our own
+  // attempts do not queue behind them; they go with the session.
+  unsigned orphans_generation_ = 0;
+  std::set<std::string> orphans_;
 };
 
 }  // namespace zklock::detail

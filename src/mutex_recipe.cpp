@@ -5,14 +5,15 @@
 
 #include "mutex_attempt.h"
 #include "mutex_core.h"
+#include "lock_node_name.h"
+#include "random_uuid.h"
 
 namespace zklock::detail {
 namespace {
 
-constexpr int kEphemeralSequential = 3;  // ZOO_EPHEMERAL | ZOO_SEQUENCE
-constexpr int kPersistent = 0;
-constexpr int kContainer = 4;
 constexpr int kMaxRequeues = 16;  // our node vanishing again and again: fail, do not spin
+constexpr std::chrono::milliseconds kFirstRetryDelay{50};
+constexpr std::chrono::milliseconds kMaxRetryDelay{2000};
 
 std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
@@ -21,14 +22,27 @@ bool is_session_gone(Errc rc) {
          rc == Errc::closing;
 }
 
+// Failures the server may not repeat: worth sending again after a pause.
+bool worth_retrying_later(Errc rc) { return rc == Errc::throttled; }
+
+// Failures that mean "this connection is stale", cured by the next one.
+bool cured_by_reconnecting(Errc rc) {
+  return rc == Errc::connection_loss || rc == Errc::operation_timeout || rc == Errc::session_moved;
+}
+
+std::chrono::milliseconds backoff(int attempt) {
+  auto d = kFirstRetryDelay * (1 << std::min(attempt, 6));
+  return std::min(d, kMaxRetryDelay);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Acquire steps (all with mutex_ held)
+// Acquire steps
 
 void MutexCore::start_create_locked(const AttemptPtr& a) {
-  auto h = session_->handle();
-  if (!h) {
+  auto c = session_->connection();
+  if (!c) {
     if (session_->closed()) {
       fail_locked(a, Errc::closed);
       return;
@@ -39,47 +53,95 @@ void MutexCore::start_create_locked(const AttemptPtr& a) {
     a->phase = Attempt::Phase::kAwaitGeneration;
     return;
   }
-  a->generation = h->generation();
-  if (a->uuid.empty()) a->uuid = new_uuid();
+  a->generation = c->generation();
+  if (a->uuid.empty()) a->uuid = random_uuid();
   a->phase = Attempt::Phase::kCreating;
   a->create_seq = ++a->step;
   a->create_in_flight = true;
   a->node_path.clear();
   a->pred_watch = 0;
-  a->self_watch_set = false;
+  a->self_watch = 0;
+  a->self_watch_epoch = 0;
   a->self_deleted = false;
   const unsigned step = a->step;
   auto self = shared_from_this();
   // Curator's protected name, so Curator contenders queue with us on one path.
-  h->create(path_ + "/_c_" + a->uuid + "-lock-", node_data_, kEphemeralSequential,
-            [self, a, step](OpResult&& r) { self->on_created(a, step, std::move(r)); });
+  c->create(path_ + "/" + lock_node_prefix(a->uuid), node_data_, NodeMode::kEphemeralSequential,
+            session_->node_acl(), [self, a, step](OpResult&& r) { self->on_created(a, step, std::move(r)); });
   // Pipelined: the server answers one session's requests in order, so this listing sees the create.
-  h->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
+  c->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
 }
 
-void MutexCore::create_parents_locked(const AttemptPtr& a) {
-  auto h = handle_for_locked(a);
-  if (!h) {
+// The lock path (or one of its ancestors) is missing. Only what is missing is created: ZooKeeper
+// checks CREATE permission on the parent before it looks whether a node exists, so creating an
+// existing ancestor fails with NOAUTH for an application that owns /app but not "/". One round trip
+// finds the missing ones (every exists pipelined), one more creates them, top down.
+void MutexCore::ensure_parents_locked(const AttemptPtr& a) {
+  auto c = connection_for_locked(a);
+  if (!c) {
     restart_locked(a);
     return;
   }
-  // Every ancestor, top down, pipelined: each create is applied before the next is read.
-  std::vector<std::string> ancestors;
-  for (std::size_t slash = path_.find('/', 1); slash != std::string::npos; slash = path_.find('/', slash + 1)) {
-    ancestors.push_back(path_.substr(0, slash));
+  std::vector<std::string> chain;  // "/a", "/a/b", ..., path_
+  for (std::size_t slash = path_.find('/', 1); slash != std::string::npos;
+       slash = path_.find('/', slash + 1)) {
+    chain.push_back(path_.substr(0, slash));
   }
-  ancestors.push_back(path_);
+  chain.push_back(path_);
   a->phase = Attempt::Phase::kCreating;
   const unsigned step = ++a->step;
+  struct Found {
+    std::size_t remaining;
+    std::vector<bool> missing;
+    Errc error = Errc::ok;
+  };
+  auto found = std::make_shared<Found>(Found{chain.size(), std::vector<bool>(chain.size()), Errc::ok});
   auto self = shared_from_this();
-  const int mode = options_.container_parents ? kContainer : kPersistent;
-  for (std::size_t i = 0; i < ancestors.size(); ++i) {
-    const bool last = i + 1 == ancestors.size();
-    h->create(ancestors[i], {}, mode, [self, a, step, last](OpResult&& r) {
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    c->exists(chain[i], [self, a, step, found, chain, i](OpResult&& r) {
+      std::lock_guard lock(self->mutex_);
+      if (r.rc == Errc::no_node) {
+        found->missing[i] = true;
+      } else if (r.rc != Errc::ok && found->error == Errc::ok) {
+        found->error = r.rc;
+      }
+      if (--found->remaining != 0) return;
+      if (a->step != step || a->phase != Attempt::Phase::kCreating) return;
+      if (found->error != Errc::ok) {
+        if (self->step_failed_locked(a, found->error, [self, a] { self->ensure_parents_locked(a); })) return;
+        self->fail_locked(a, found->error);
+        return;
+      }
+      std::vector<std::string> missing;
+      for (std::size_t k = 0; k < chain.size(); ++k) {
+        if (found->missing[k]) missing.push_back(chain[k]);
+      }
+      self->create_missing_parents_locked(a, std::move(missing));
+    });
+  }
+}
+
+void MutexCore::create_missing_parents_locked(const AttemptPtr& a, std::vector<std::string> missing) {
+  auto c = connection_for_locked(a);
+  if (!c) {
+    restart_locked(a);
+    return;
+  }
+  if (missing.empty()) {  // created by someone else meanwhile
+    start_create_locked(a);
+    return;
+  }
+  const unsigned step = ++a->step;
+  auto self = shared_from_this();
+  const NodeMode mode = options_.container_parents ? NodeMode::kContainer : NodeMode::kPersistent;
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    const bool last = i + 1 == missing.size();
+    c->create(missing[i], {}, mode, session_->node_acl(), [self, a, step, last](OpResult&& r) {
       std::lock_guard lock(self->mutex_);
       if (a->step != step || a->phase != Attempt::Phase::kCreating) return;
       if (r.rc != Errc::ok && r.rc != Errc::node_exists) {
-        if (self->step_failed_locked(a, r.rc, [self, a] { self->create_parents_locked(a); })) return;
+        ++a->step;  // the later creates of this round are void
+        if (self->step_failed_locked(a, r.rc, [self, a] { self->ensure_parents_locked(a); })) return;
         self->fail_locked(a, r.rc);
         return;
       }
@@ -109,11 +171,12 @@ void MutexCore::on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& 
       a->node_path = r.value;
       a->node_name = base_name(r.value);
       a->czxid = r.stat.czxid;
+      a->session_id = r.stat.ephemeral_owner;
       if (auto parsed = parse_contender_name(a->node_name)) a->sequence = parsed->sequence;
       a->phase = Attempt::Phase::kListing;  // the pipelined listing comes next
       return;
     case Errc::no_node:
-      create_parents_locked(a);
+      ensure_parents_locked(a);
       return;
     case Errc::connection_loss:
     case Errc::operation_timeout:
@@ -127,9 +190,12 @@ void MutexCore::on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& 
   }
 }
 
+// After a lost create reply: is our node there? A sync first, pipelined with the listing: the
+// server we reach now may not have applied our create yet (it may have come through another one),
+// and a listing without it would make us create a second node - an orphan in our own session.
 void MutexCore::recover_locked(const AttemptPtr& a) {
-  auto h = handle_for_locked(a);
-  if (!h) {
+  auto c = connection_for_locked(a);
+  if (!c) {
     if (a->phase == Attempt::Phase::kCleaning) {
       finish_cleanup_locked(a);  // whatever was created died with that session
     } else {
@@ -139,7 +205,8 @@ void MutexCore::recover_locked(const AttemptPtr& a) {
   }
   const unsigned step = ++a->step;
   auto self = shared_from_this();
-  h->get_children(path_, [self, a, step](OpResult&& r) {
+  c->sync(path_, [](OpResult&&) {});  // its failure shows in the listing's, answered after it
+  c->get_children(path_, [self, a, step](OpResult&& r) {
     self->on_recovery_listing(a, step, std::move(r));
   });
 }
@@ -159,61 +226,63 @@ void MutexCore::on_recovery_listing(const AttemptPtr& a, unsigned step, OpResult
     cleaning ? finish_cleanup_locked(a) : fail_locked(a, r.rc);
     return;
   }
-  const std::string prefix = "_c_" + a->uuid + "-";
-  std::string found;
-  for (const auto& child : r.children) {
-    if (child.compare(0, prefix.size(), prefix) == 0) found = child;
-  }
-  if (found.empty()) {  // the create never happened
+  std::vector<std::string> ours = own_nodes(r.children, a->uuid);
+  if (ours.empty()) {  // the create never happened
     cleaning ? finish_cleanup_locked(a) : start_create_locked(a);
     return;
   }
-  // Adopt it only if the current session owns it (CURATOR-498: never an old session's node).
-  auto h = handle_for_locked(a);
-  if (!h) {
-    cleaning ? finish_cleanup_locked(a) : restart_locked(a);
+  adopt_recovered_locked(a, std::move(ours));
+}
+
+// Adopts the first of our nodes found by uuid, if the current session owns it (CURATOR-498: never
+// an old session's node), and deletes any later duplicate.
+void MutexCore::adopt_recovered_locked(const AttemptPtr& a, std::vector<std::string> ours) {
+  auto c = connection_for_locked(a);
+  if (!c) {
+    a->phase == Attempt::Phase::kCleaning ? finish_cleanup_locked(a) : restart_locked(a);
     return;
   }
   const std::int64_t session_id = session_->session_id();
-  const std::string candidate = path_ + "/" + found;
-  const unsigned check_step = ++a->step;
-  h->get_data(candidate, {}, [self, a, check_step, candidate, session_id](OpResult&& r2) {
-    std::lock_guard lock2(self->mutex_);
-    if (a->step != check_step) return;
-    const bool cleaning2 = a->phase == Attempt::Phase::kCleaning;
-    if (r2.rc == Errc::ok && r2.stat.ephemeral_owner == session_id && session_id != 0) {
+  const std::string candidate = path_ + "/" + ours.front();
+  for (std::size_t i = 1; i < ours.size(); ++i) {
+    c->remove(path_ + "/" + ours[i], -1, [](OpResult&&) {});  // a duplicate of ours, if owned by us
+  }
+  const unsigned step = ++a->step;
+  auto self = shared_from_this();
+  c->get_data(candidate, {}, [self, a, step, candidate, session_id](OpResult&& r) {
+    std::lock_guard lock(self->mutex_);
+    if (a->step != step) return;
+    const bool cleaning = a->phase == Attempt::Phase::kCleaning;
+    if (r.rc == Errc::ok && r.stat.ephemeral_owner == session_id && session_id != 0) {
       a->node_path = candidate;
       a->node_name = base_name(candidate);
-      a->czxid = r2.stat.czxid;
+      a->czxid = r.stat.czxid;
+      a->session_id = session_id;
       if (auto parsed = parse_contender_name(a->node_name)) a->sequence = parsed->sequence;
-      if (cleaning2) {
-        self->delete_node_locked(a);
-      } else {
-        self->list_locked(a);
-      }
+      cleaning ? self->delete_node_locked(a) : self->list_locked(a);
       return;
     }
-    if (r2.rc == Errc::ok || r2.rc == Errc::no_node) {
+    if (r.rc == Errc::ok || r.rc == Errc::no_node) {
       // Not ours (an old session's, going away with it) or gone: create afresh, under a new uuid.
-      a->uuid = self->new_uuid();
-      cleaning2 ? self->finish_cleanup_locked(a) : self->start_create_locked(a);
+      a->uuid = random_uuid();
+      cleaning ? self->finish_cleanup_locked(a) : self->start_create_locked(a);
       return;
     }
-    if (self->step_failed_locked(a, r2.rc, [self, a] { self->recover_locked(a); })) return;
-    cleaning2 ? self->finish_cleanup_locked(a) : self->fail_locked(a, r2.rc);
+    if (self->step_failed_locked(a, r.rc, [self, a] { self->recover_locked(a); })) return;
+    cleaning ? self->finish_cleanup_locked(a) : self->fail_locked(a, r.rc);
   });
 }
 
 void MutexCore::list_locked(const AttemptPtr& a) {
-  auto h = handle_for_locked(a);
-  if (!h) {
+  auto c = connection_for_locked(a);
+  if (!c) {
     a->phase = Attempt::Phase::kAwaitGeneration;
     return;
   }
   a->phase = Attempt::Phase::kListing;
   const unsigned step = ++a->step;
   auto self = shared_from_this();
-  h->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
+  c->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
 }
 
 void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
@@ -229,6 +298,13 @@ void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
     fail_locked(a, r.rc);
     return;
   }
+  if (!orphans_.empty()) {
+    // Our own nodes that could not be deleted are not in our way: they go with our session.
+    auto& kids = r.children;
+    kids.erase(std::remove_if(kids.begin(), kids.end(),
+                              [&](const std::string& name) { return orphans_.count(name) != 0; }),
+               kids.end());
+  }
   if (!sequence_order_reliable(r.children)) {
     order_by_czxid_locked(a, std::move(r.children));
     return;
@@ -240,14 +316,13 @@ void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::stri
   // Near the top of the sequence range the numbers stop ordering the queue (3.8.0 saturates at
   // 2147483647, other versions wrap to negative). Creation order is czxid order: read each
   // contender's czxid - all reads pipelined, one round trip - and sort by it.
-  auto h = handle_for_locked(a);
-  if (!h) {
+  auto c = connection_for_locked(a);
+  if (!c) {
     a->phase = Attempt::Phase::kAwaitGeneration;
     return;
   }
   struct Gathered {
     std::size_t remaining = 0;
-    bool failed = false;
     Errc error = Errc::ok;
     std::vector<std::pair<std::int64_t, std::string>> by_czxid;
   };
@@ -256,21 +331,24 @@ void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::stri
   for (auto& name : children) {
     if (parse_contender_name(name)) names.push_back(std::move(name));
   }
+  if (names.empty()) {
+    vanished_locked(a);
+    return;
+  }
   gathered->remaining = names.size();
   const unsigned step = a->step;
   auto self = shared_from_this();
   for (const auto& name : names) {
-    h->exists(path_ + "/" + name, [self, a, step, gathered, name](OpResult&& r) {
+    c->exists(path_ + "/" + name, [self, a, step, gathered, name](OpResult&& r) {
       std::lock_guard lock(self->mutex_);
       if (r.rc == Errc::ok) {
         gathered->by_czxid.emplace_back(r.stat.czxid, name);
-      } else if (r.rc != Errc::no_node && !gathered->failed) {  // gone meanwhile: not in line
-        gathered->failed = true;
+      } else if (r.rc != Errc::no_node && gathered->error == Errc::ok) {  // gone: not in line
         gathered->error = r.rc;
       }
       if (--gathered->remaining != 0) return;
       if (a->step != step || a->phase != Attempt::Phase::kListing) return;
-      if (gathered->failed) {
+      if (gathered->error != Errc::ok) {
         if (self->step_failed_locked(a, gathered->error, [self, a] { self->list_locked(a); })) return;
         self->fail_locked(a, gathered->error);
         return;
@@ -279,13 +357,12 @@ void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::stri
       std::vector<std::string> queue;
       queue.reserve(gathered->by_czxid.size());
       for (auto& entry : gathered->by_czxid) queue.push_back(std::move(entry.second));
-      self->evaluate_locked(a, queue);
+      self->evaluate_locked(a, std::move(queue));
     });
   }
-  if (names.empty()) vanished_locked(a);
 }
 
-void MutexCore::evaluate_locked(const AttemptPtr& a, const std::vector<std::string>& queue) {
+void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<std::string> queue) {
   const auto it = std::find(queue.begin(), queue.end(), a->node_name);
   if (it == queue.end()) {
     vanished_locked(a);
@@ -294,8 +371,7 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, const std::vector<std::stri
   const auto ahead = static_cast<std::size_t>(it - queue.begin());
   if (ahead != a->reported_ahead && options_.on_queue_position) {
     a->reported_ahead = ahead;
-    auto callback = options_.on_queue_position;
-    session_->post_event([callback, ahead] { callback(ahead); });
+    post_callback_locked([callback = options_.on_queue_position, ahead] { callback(ahead); });
   }
   if (ahead == 0) {
     acquired_locked(a);
@@ -312,8 +388,8 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, const std::vector<std::stri
 }
 
 void MutexCore::watch_locked(const AttemptPtr& a) {
-  auto h = handle_for_locked(a);
-  if (!h) {
+  auto c = connection_for_locked(a);
+  if (!c) {
     a->phase = Attempt::Phase::kAwaitGeneration;
     return;
   }
@@ -323,15 +399,17 @@ void MutexCore::watch_locked(const AttemptPtr& a) {
   auto self = shared_from_this();
   // getData, not exists: on a node already gone it leaves no watch behind, and it sets the watch
   // in the same call as the check (no window where a delete goes unseen).
-  a->pred_watch = h->get_data(
+  a->pred_watch = c->get_data(
       a->pred_path, [self, a, step](WatchEventType t) { self->on_pred_event(a, step, t); },
       [self, a, step](OpResult&& r) { self->on_pred_read(a, step, std::move(r)); });
-  if (a->pred_was_first && !a->self_watch_set) {
+  if (a->pred_was_first && a->self_watch == 0) {
     // Fast path: when a first-in-line predecessor goes, we are first (nobody can join ahead of us)
     // - provided our own node is still there, which this watch tells us.
     a->awaiting_self_read = true;
-    h->get_data(a->node_path, [self, a](WatchEventType t) { self->on_self_event(a, t); },
-                [self, a, step](OpResult&& r) { self->on_self_read(a, step, std::move(r)); });
+    const std::uint64_t epoch = c->epoch();
+    a->self_watch = c->get_data(
+        a->node_path, [self, a](WatchEventType t) { self->on_self_event(a, t); },
+        [self, a, step, epoch](OpResult&& r) { self->on_self_read(a, step, epoch, std::move(r)); });
   } else {
     a->awaiting_self_read = false;
   }
@@ -344,14 +422,10 @@ void MutexCore::on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r) {
   if (r.rc == Errc::ok) return;  // watching; the event will come
   a->pred_watch = 0;
   if (r.rc == Errc::no_node) {
-    if (a->pred_was_first) {
-      if (a->awaiting_self_read) {
-        a->pred_gone = true;  // decided when our own read answers
-      } else if (a->self_watch_set && !a->self_deleted) {
-        acquired_locked(a);
-      } else {
-        list_locked(a);
-      }
+    if (a->pred_was_first && a->awaiting_self_read) {
+      a->pred_gone = true;  // decided when our own read answers
+    } else if (a->pred_was_first && a->self_watch_epoch != 0 && !a->self_deleted) {
+      acquired_locked(a);
     } else {
       list_locked(a);  // gone before we could watch it: look again at once
     }
@@ -361,11 +435,15 @@ void MutexCore::on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r) {
   fail_locked(a, r.rc);
 }
 
-void MutexCore::on_self_read(const AttemptPtr& a, unsigned step, OpResult&& r) {
+void MutexCore::on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t epoch, OpResult&& r) {
   std::lock_guard lock(mutex_);
+  if (r.rc == Errc::ok) {
+    a->self_watch_epoch = epoch;
+  } else {
+    a->self_watch = 0;
+  }
   if (a->step != step) return;
   a->awaiting_self_read = false;
-  if (r.rc == Errc::ok) a->self_watch_set = true;
   if (a->phase != Attempt::Phase::kWatching) return;
   if (r.rc == Errc::no_node) {
     vanished_locked(a);
@@ -379,7 +457,13 @@ void MutexCore::on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType
   std::lock_guard lock(mutex_);
   if (a->step != step || a->phase != Attempt::Phase::kWatching) return;
   a->pred_watch = 0;
-  if (type == WatchEventType::kDeleted && a->pred_was_first && a->self_watch_set && !a->self_deleted) {
+  auto c = connection_for_locked(a);
+  // The fast path trusts our own watch only if it was set on this very connection: after a
+  // reconnect the server replays what happened meanwhile in an order of its own, and our node's
+  // deletion may come after the predecessor's.
+  const bool self_watch_current =
+      c && a->self_watch != 0 && a->self_watch_epoch != 0 && a->self_watch_epoch == c->epoch();
+  if (type == WatchEventType::kDeleted && a->pred_was_first && self_watch_current && !a->self_deleted) {
     acquired_locked(a);
     return;
   }
@@ -388,8 +472,16 @@ void MutexCore::on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType
 
 void MutexCore::on_self_event(const AttemptPtr& a, WatchEventType type) {
   std::lock_guard lock(mutex_);
-  a->self_watch_set = false;
-  if (type != WatchEventType::kDeleted) return;  // data changed: the fast path is off until re-armed
+  a->self_watch = 0;
+  a->self_watch_epoch = 0;
+  if (type != WatchEventType::kDeleted) {
+    // The data changed (anyone may set it): the watch is used up. Set it again, or a deletion
+    // after this would go unseen.
+    if (a->phase == Attempt::Phase::kHeld || a->phase == Attempt::Phase::kWatching) {
+      rearm_self_watch_locked(a);
+    }
+    return;
+  }
   a->self_deleted = true;
   switch (a->phase) {
     case Attempt::Phase::kHeld:
@@ -405,10 +497,48 @@ void MutexCore::on_self_event(const AttemptPtr& a, WatchEventType type) {
   }
 }
 
+void MutexCore::rearm_self_watch_locked(const AttemptPtr& a) {
+  auto c = connection_for_locked(a);
+  if (!c || a->node_path.empty()) return;
+  auto self = shared_from_this();
+  const std::uint64_t epoch = c->epoch();
+  a->self_watch = c->get_data(
+      a->node_path, [self, a](WatchEventType t) { self->on_self_event(a, t); },
+      [self, a, epoch](OpResult&& r) {
+        std::lock_guard lock(self->mutex_);
+        if (r.rc == Errc::ok) {
+          a->self_watch_epoch = epoch;
+          return;
+        }
+        a->self_watch = 0;
+        if (r.rc == Errc::no_node && a->phase == Attempt::Phase::kHeld && !a->self_deleted) {
+          a->self_deleted = true;  // deleted before the watch was back
+          self->report_state_locked();
+          self->cv_.notify_all();
+        } else if (r.rc != Errc::no_node && a->phase == Attempt::Phase::kHeld && a->probe == 0) {
+          // No watch: the session's heartbeats look at the node instead.
+          std::weak_ptr<MutexCore> weak = self;
+          a->probe = self->session_->add_probe(a->node_path, [weak, a] {
+            if (auto core = weak.lock()) core->on_held_node_missing(a);
+          });
+        }
+      });
+}
+
+bool MutexCore::still_held_locked(const AttemptPtr& a) const {
+  if (a->self_deleted) return false;
+  const SessionState s = session_->state_of(a->generation);
+  return s == SessionState::kConnected || s == SessionState::kSuspended;
+}
+
 void MutexCore::acquired_locked(const AttemptPtr& a) {
+  if (!still_held_locked(a)) {
+    vanished_locked(a);  // never hand out a lock that is already lost
+    return;
+  }
   a->phase = Attempt::Phase::kHeld;
   a->result = Attempt::Result::kAcquired;
-  if (!a->self_watch_set) {
+  if (a->self_watch == 0) {
     // No watch on our own node (we were first at once): the session's heartbeats read it instead,
     // so a node deleted under us (an operator) still turns the lock Lost - at no cost per acquire.
     std::weak_ptr<MutexCore> weak = shared_from_this();
@@ -428,23 +558,38 @@ void MutexCore::on_held_node_missing(const AttemptPtr& a) {
 }
 
 void MutexCore::vanished_locked(const AttemptPtr& a) {
-  // Our node went away while we waited (deleted by an operator, or its session ended): re-queue.
-  if (auto h = handle_for_locked(a); h && a->pred_watch != 0) {
-    h->remove_watch(a->pred_path, a->pred_watch, [](OpResult&&) {});
+  // Our node went away while we waited (deleted by an operator, or its session ended), or the lock
+  // was lost before it could be handed out: queue again.
+  if (a->probe != 0) {
+    session_->remove_probe(a->probe);
+    a->probe = 0;
+  }
+  if (auto c = connection_for_locked(a); c && a->pred_watch != 0) {
+    c->remove_watch(a->pred_path, a->pred_watch, [](OpResult&&) {});
   }
   a->pred_watch = 0;
+  if (session_->state_of(a->generation) == SessionState::kLost) {
+    // The session is over (by the clock, or ended): start again once the next one is open.
+    a->phase = Attempt::Phase::kAwaitGeneration;
+    if (a->generation != session_->generation()) restart_locked(a);
+    return;
+  }
   if (++a->requeues > kMaxRequeues) {
     a->node_path.clear();
     fail_locked(a, Errc::no_node);
     return;
   }
-  a->uuid = new_uuid();
+  a->uuid = random_uuid();
   start_create_locked(a);
 }
 
 void MutexCore::restart_locked(const AttemptPtr& a) {
   // A new session generation: nothing of the old one is ours any more (its node dies with it).
-  a->uuid = new_uuid();
+  if (a->probe != 0) {
+    session_->remove_probe(a->probe);
+    a->probe = 0;
+  }
+  a->uuid = random_uuid();
   a->retry_pending = false;
   a->retry = nullptr;
   start_create_locked(a);
@@ -476,20 +621,36 @@ bool MutexCore::step_failed_locked(const AttemptPtr& a, Errc rc, std::function<v
     if (a->generation != session_->generation()) restart_locked(a);
     return true;
   }
-  if ((rc == Errc::connection_loss || rc == Errc::operation_timeout) && retry) {
+  if (cured_by_reconnecting(rc) && retry) {
     retry_when_connected_locked(a, std::move(retry));
+    return true;
+  }
+  if (worth_retrying_later(rc) && retry) {
+    retry_later_locked(a, std::move(retry));
     return true;
   }
   return false;
 }
 
 void MutexCore::retry_when_connected_locked(const AttemptPtr& a, std::function<void()> retry) {
-  if (session_->c_connected()) {
+  if (session_->connected()) {
     retry();  // queued behind the reconnect if the connection just dropped
     return;
   }
   a->retry_pending = true;
   a->retry = std::move(retry);
+}
+
+void MutexCore::retry_later_locked(const AttemptPtr& a, std::function<void()> retry) {
+  const auto delay = backoff(a->retry_attempts++);
+  const unsigned step = a->step;
+  std::weak_ptr<MutexCore> weak = shared_from_this();
+  session_->schedule(delay, [weak, a, step, retry = std::move(retry)] {
+    auto self = weak.lock();
+    if (!self) return;
+    std::lock_guard lock(self->mutex_);
+    if (a->step == step) retry();
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -506,13 +667,13 @@ void MutexCore::cleanup_locked(const AttemptPtr& a) {
   a->retry_pending = false;
   a->retry = nullptr;
   if (a->create_in_flight) return;  // on_created finishes the job
-  auto h = handle_for_locked(a);
-  if (!h) {
+  auto c = connection_for_locked(a);
+  if (!c) {
     finish_cleanup_locked(a);  // the node (if any) went with its session
     return;
   }
   if (was_watching && a->pred_watch != 0) {
-    h->remove_watch(a->pred_path, a->pred_watch, [](OpResult&&) {});
+    c->remove_watch(a->pred_path, a->pred_watch, [](OpResult&&) {});
   }
   a->pred_watch = 0;
   if (a->node_path.empty()) {
@@ -523,15 +684,15 @@ void MutexCore::cleanup_locked(const AttemptPtr& a) {
 }
 
 void MutexCore::delete_node_locked(const AttemptPtr& a) {
-  auto h = handle_for_locked(a);
-  if (!h) {
+  auto c = connection_for_locked(a);
+  if (!c) {
     finish_cleanup_locked(a);
     return;
   }
   a->phase = Attempt::Phase::kCleaning;
   const unsigned step = ++a->step;
   auto self = shared_from_this();
-  h->remove(a->node_path, -1, [self, a, step](OpResult&& r) { self->on_deleted(a, step, std::move(r)); });
+  c->remove(a->node_path, -1, [self, a, step](OpResult&& r) { self->on_deleted(a, step, std::move(r)); });
 }
 
 void MutexCore::on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r) {
@@ -543,11 +704,18 @@ void MutexCore::on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r) {
   }
   auto self = shared_from_this();
   if (step_failed_locked(a, r.rc, [self, a] { self->delete_node_locked(a); })) return;
+  // Refused for good (not authorized, ...): the node stays until the session ends. Say so, and do
+  // not let our own next attempt queue behind it.
+  if (a->generation == session_->generation()) {
+    if (orphans_generation_ != a->generation) {
+      orphans_.clear();
+      orphans_generation_ = a->generation;
+    }
+    orphans_.insert(base_name(a->node_path));
+  }
   if (options_.on_release_error) {
-    auto callback = options_.on_release_error;
-    const std::string node = a->node_path;
-    const std::error_code ec = make_error_code(r.rc);
-    session_->post_event([callback, node, ec] { callback(node, ec); });
+    post_callback_locked([callback = options_.on_release_error, node = a->node_path,
+                          ec = make_error_code(r.rc)] { callback(node, ec); });
   }
   finish_cleanup_locked(a);
 }

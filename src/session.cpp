@@ -5,6 +5,7 @@
 #include "paths.h"
 #include "session_core.h"
 #include "zklock/errors.h"
+#include "zklock/testing/fault_hook.h"
 
 namespace zklock {
 namespace {
@@ -27,6 +28,8 @@ void validate_options(const SessionOptions& o) {
   not_negative(o.heartbeat_interval, "heartbeat_interval");
   not_negative(o.lost_margin, "lost_margin");
   not_negative(o.suspend_after, "suspend_after");
+  not_negative(o.reconnect_interval, "reconnect_interval");
+  not_negative(o.server_tick_time, "server_tick_time");
   if (o.heartbeat_interval.count() > 0 && o.heartbeat_interval >= o.session_timeout / 2) {
     throw InvalidArgumentError("SessionOptions::heartbeat_interval must be below half the session timeout");
   }
@@ -43,11 +46,23 @@ void validate_options(const SessionOptions& o) {
   throw_error(r.rc, "zklock::Session::" + what + "(\"" + path + "\")");
 }
 
+detail::NodeMode node_mode(CreateMode mode) {
+  switch (mode) {
+    case CreateMode::kPersistent: return detail::NodeMode::kPersistent;
+    case CreateMode::kEphemeral: return detail::NodeMode::kEphemeral;
+    case CreateMode::kContainer: return detail::NodeMode::kContainer;
+  }
+  throw InvalidArgumentError("zklock::Session::create: unknown CreateMode " +
+                             std::to_string(static_cast<int>(mode)));
+}
+
 }  // namespace
 
-Session::Session(SessionOptions options) {
+Session::Session(SessionOptions options) : Session(std::move(options), nullptr) {}
+
+Session::Session(SessionOptions options, std::shared_ptr<testing::FaultHook> hook) {
   validate_options(options);
-  auto core = std::make_shared<detail::SessionCore>(std::move(options));
+  auto core = std::make_shared<detail::SessionCore>(std::move(options), std::move(hook));
   core->start();
   const auto& o = core->options();
   if (!core->wait_connected(o.connect_timeout)) {
@@ -75,7 +90,7 @@ std::chrono::milliseconds Session::negotiated_timeout() const noexcept {
   return core_->negotiated_timeout();
 }
 std::chrono::steady_clock::time_point Session::lost_deadline() const noexcept {
-  return core_->lost_deadline();
+  return detail::to_steady(core_->lost_deadline());
 }
 bool Session::wait_connected(std::chrono::milliseconds timeout) {
   return core_->wait_connected(timeout);
@@ -87,7 +102,7 @@ void Session::remove_listener(ListenerId id) { core_->remove_listener(id); }
 
 std::optional<std::vector<std::string>> Session::children(const std::string& path) {
   detail::validate_node_path(path, "path");
-  auto r = core_->call([&](detail::Handle& h, detail::Completion done) { h.get_children(path, std::move(done)); },
+  auto r = core_->call([&](detail::ClientConnection& h, detail::Completion done) { h.get_children(path, std::move(done)); },
                        core_->negotiated_timeout());
   if (r.rc == Errc::no_node) return std::nullopt;
   if (r.rc != Errc::ok) fail(r, "children", path);
@@ -96,7 +111,7 @@ std::optional<std::vector<std::string>> Session::children(const std::string& pat
 
 std::optional<NodeData> Session::get(const std::string& path) {
   detail::validate_node_path(path, "path");
-  auto r = core_->call([&](detail::Handle& h, detail::Completion done) { h.get_data(path, {}, std::move(done)); },
+  auto r = core_->call([&](detail::ClientConnection& h, detail::Completion done) { h.get_data(path, {}, std::move(done)); },
                        core_->negotiated_timeout());
   if (r.rc == Errc::no_node) return std::nullopt;
   if (r.rc != Errc::ok) fail(r, "get", path);
@@ -111,14 +126,14 @@ std::string Session::create(const std::string& path, const std::string& data, Cr
     for (std::size_t slash = path.find('/', 1); slash != std::string::npos;
          slash = path.find('/', slash + 1)) {
       const std::string ancestor = path.substr(0, slash);
-      auto r = core_->call([&](detail::Handle& h, detail::Completion done) {
-        h.create(ancestor, {}, static_cast<int>(CreateMode::kPersistent), std::move(done));
+      auto r = core_->call([&](detail::ClientConnection& h, detail::Completion done) {
+        h.create(ancestor, {}, detail::NodeMode::kPersistent, {}, std::move(done));
       }, core_->negotiated_timeout());
       if (r.rc != Errc::ok && r.rc != Errc::node_exists) fail(r, "create", ancestor);
     }
   }
-  auto r = core_->call([&](detail::Handle& h, detail::Completion done) {
-    h.create(path, data, static_cast<int>(mode), std::move(done));
+  auto r = core_->call([&](detail::ClientConnection& h, detail::Completion done) {
+    h.create(path, data, node_mode(mode), {}, std::move(done));
   }, core_->negotiated_timeout());
   if (r.rc != Errc::ok) fail(r, "create", path);
   return r.value;
@@ -126,7 +141,7 @@ std::string Session::create(const std::string& path, const std::string& data, Cr
 
 NodeStat Session::set(const std::string& path, const std::string& data, int version) {
   detail::validate_node_path(path, "path");
-  auto r = core_->call([&](detail::Handle& h, detail::Completion done) {
+  auto r = core_->call([&](detail::ClientConnection& h, detail::Completion done) {
     h.set(path, data, version, std::move(done));
   }, core_->negotiated_timeout());
   if (r.rc != Errc::ok) fail(r, "set", path);
@@ -135,7 +150,7 @@ NodeStat Session::set(const std::string& path, const std::string& data, int vers
 
 bool Session::remove(const std::string& path, int version) {
   detail::validate_node_path(path, "path");
-  auto r = core_->call([&](detail::Handle& h, detail::Completion done) { h.remove(path, version, std::move(done)); },
+  auto r = core_->call([&](detail::ClientConnection& h, detail::Completion done) { h.remove(path, version, std::move(done)); },
                        core_->negotiated_timeout());
   if (r.rc == Errc::no_node) return false;
   if (r.rc != Errc::ok) fail(r, "remove", path);
@@ -143,3 +158,11 @@ bool Session::remove(const std::string& path, int version) {
 }
 
 }  // namespace zklock
+
+namespace zklock::testing {
+
+std::unique_ptr<Session> open_session(SessionOptions options, std::shared_ptr<FaultHook> hook) {
+  return std::unique_ptr<Session>(new Session(std::move(options), std::move(hook)));
+}
+
+}  // namespace zklock::testing

@@ -1,58 +1,80 @@
 #include "session_core.h"
 
-#include <zookeeper/zookeeper.h>
-
 #include <algorithm>
 #include <utility>
 
 namespace zklock::detail {
 namespace {
 
-std::int64_t to_ns(Clock::time_point t) {
+using std::chrono::milliseconds;
+
+std::int64_t to_ns(BootClock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
-Clock::time_point from_ns(std::int64_t ns) {
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+BootClock::time_point from_ns(std::int64_t ns) {
+  return BootClock::time_point(std::chrono::nanoseconds(ns));
 }
+constexpr std::int64_t kNoDeadline = INT64_MAX;
+
+LinkPhase to_link_phase(ConnectionPhase p) {
+  switch (p) {
+    case ConnectionPhase::kConnected: return LinkPhase::kConnected;
+    case ConnectionPhase::kAssociating: return LinkPhase::kAssociating;
+    case ConnectionPhase::kConnecting: return LinkPhase::kConnecting;
+    case ConnectionPhase::kEnded: return LinkPhase::kEnded;
+  }
+  return LinkPhase::kConnecting;
+}
+
+// The config node lists the servers of an ensemble ("server.N=..."); a standalone server's is empty.
+bool describes_ensemble(const std::string& config) { return config.find("server.") != std::string::npos; }
 
 }  // namespace
 
-SessionCore::SessionCore(SessionOptions options)
+// What one pass of the monitor decided to do once mutex_ is released.
+struct SessionCore::Actions {
+  std::shared_ptr<ClientConnection> connection;
+  unsigned generation = 0;
+  bool heartbeat = false;
+  bool heartbeat_with_sync = false;
+  std::string probe_path = "/";
+  ProbeId probe = 0;
+  bool reconnect = false;
+  bool learn_route = false;
+  BootClock::time_point wake_at = BootClock::time_point::max();
+};
+
+SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook)
     : options_(std::move(options)),
+      fault_hook_(std::move(fault_hook)),
+      chrooted_(options_.connect.find('/') != std::string::npos),
+      node_acl_(),
       log_slot_(options_.log_sink, options_.log_level),
-      timeout_ms_(options_.session_timeout.count()) {}
+      timeout_ms_(options_.session_timeout.count()),
+      lost_deadline_ns_(kNoDeadline) {
+  settings_ = LivenessSettings::fitted(options_, options_.session_timeout);
+}
 
 SessionCore::~SessionCore() { close(); }
 
 std::chrono::milliseconds SessionCore::negotiated_timeout() const noexcept {
-  return std::chrono::milliseconds(timeout_ms_.load());
+  return milliseconds(timeout_ms_.load());
 }
 
-std::chrono::milliseconds SessionCore::heartbeat_interval() const noexcept {
-  if (options_.heartbeat_interval.count() > 0) return options_.heartbeat_interval;
-  return std::max(negotiated_timeout() / 10, std::chrono::milliseconds(10));
+BootClock::time_point SessionCore::lost_deadline() const noexcept {
+  const std::int64_t ns = lost_deadline_ns_.load();
+  return ns == kNoDeadline ? BootClock::time_point::max() : from_ns(ns);
 }
 
-std::chrono::milliseconds SessionCore::lost_margin() const noexcept {
-  if (options_.lost_margin.count() > 0) return options_.lost_margin;
-  return std::max(negotiated_timeout() / 20, std::chrono::milliseconds(50));
-}
-
-std::chrono::milliseconds SessionCore::suspend_after() const noexcept {
-  if (options_.suspend_after.count() > 0) return options_.suspend_after;
-  return negotiated_timeout() / 3;
-}
-
-Clock::time_point SessionCore::lost_deadline() const noexcept {
-  const std::int64_t last = last_answered_send_ns_.load();
-  if (last == 0) return Clock::time_point::max();
-  return from_ns(last) + negotiated_timeout() - lost_margin();
+LivenessSettings SessionCore::settings() const {
+  std::lock_guard lock(mutex_);
+  return settings_;
 }
 
 SessionState SessionCore::state() const noexcept {
   const SessionState s = state_.load();
   if ((s == SessionState::kConnected || s == SessionState::kSuspended) &&
-      Clock::now() >= lost_deadline()) {
+      BootClock::now() >= lost_deadline()) {
     return SessionState::kLost;  // the monitor may not have run yet; the clock has spoken
   }
   return s;
@@ -64,9 +86,14 @@ SessionState SessionCore::state_of(unsigned generation) const noexcept {
   return state();
 }
 
-std::shared_ptr<Handle> SessionCore::handle() const {
+std::shared_ptr<ClientConnection> SessionCore::connection() const {
   std::lock_guard lock(mutex_);
-  return handle_;
+  return connection_;
+}
+
+std::string SessionCore::session_password() const {
+  auto c = connection();
+  return c ? c->session_password() : std::string();
 }
 
 void SessionCore::start() {
@@ -82,18 +109,32 @@ void SessionCore::start() {
 void SessionCore::open_generation_locked(unsigned generation) {
   generation_.store(generation);
   session_id_.store(0);
-  c_connected_.store(false);
-  expired_ = false;
-  heartbeat_in_flight_ = false;
-  heartbeat_now_ = false;
-  last_answered_send_ns_.store(0);
+  connected_.store(false);
+  server_ended_session_ = false;
+  ever_connected_ = false;
+  heartbeat_pending_.reset();
+  last_heartbeat_.reset();
+  heartbeat_requested_ = false;
+  last_reconnect_.reset();
+  reconnect_credit_.reset();
+  confirmation_.reset();
+  confirm_locked(std::nullopt);
+  route_query_in_flight_ = false;
+  phase_ = LinkPhase::kConnecting;
+  phase_since_ = BootClock::now();
   timeout_ms_.store(options_.session_timeout.count());
-  generation_started_ = Clock::now();
-  handle_ = std::make_shared<Handle>(options_.connect, options_.session_timeout, generation, *this,
-                                     log_slot_.callback(), options_.fault_hook);
+  settings_ = LivenessSettings::fitted(options_, options_.session_timeout);
+  rule_ = LivenessRule();
+  // The server creates the session after our first connect request, which leaves after this: the
+  // session's first sign of life at the leader is no earlier than now.
+  generation_started_ = BootClock::now();
+  connection_ = std::make_shared<ClientConnection>(options_.connect, options_.session_timeout,
+                                                   generation, *this, log_slot_.callback(),
+                                                   fault_hook_);
   if (options_.credentials) {
-    handle_->add_digest_auth(options_.credentials->user + ":" + options_.credentials->password,
-                             [](OpResult&&) {});
+    // A refusal on the spot completes on the monitor thread (defer), never here.
+    connection_->add_digest_auth(options_.credentials->user + ":" + options_.credentials->password,
+                                 [](OpResult&&) {});
   }
   ++changes_;
   changed_.notify_all();
@@ -110,55 +151,126 @@ void SessionCore::set_state_locked(SessionState next) {
   changed_.notify_all();
 }
 
-void SessionCore::on_answered(unsigned generation, Clock::time_point sent) {
-  if (generation != generation_.load()) return;
-  const std::int64_t ns = to_ns(sent);
-  std::int64_t seen = last_answered_send_ns_.load();
-  while (seen < ns && !last_answered_send_ns_.compare_exchange_weak(seen, ns)) {
+void SessionCore::confirm_locked(std::optional<BootClock::time_point> confirmed) {
+  if (!confirmed) {
+    lost_deadline_ns_.store(kNoDeadline);
+    return;
+  }
+  lost_deadline_ns_.store(to_ns(LivenessRule::lost_deadline(settings_, *confirmed)));
+}
+
+void SessionCore::refit_settings_locked(milliseconds negotiated) {
+  bool fitted_down = false;
+  settings_ = LivenessSettings::fitted(options_, negotiated, &fitted_down);
+  if (fitted_down && !warned_fitted_down_) {
+    warned_fitted_down_ = true;
+    log_slot_.log(LogLevel::kWarn,
+                  "the server granted a session timeout of " + std::to_string(negotiated.count()) +
+                      " ms; heartbeat_interval, lost_margin, suspend_after or reconnect_interval did "
+                      "not fit it and were replaced by their defaults for that timeout");
+  }
+  if (route_known_ && !confirmation_.direct()) {
+    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time : negotiated / 2;
+    confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
+  }
+  confirm_locked(confirmation_.confirmed());
+}
+
+void SessionCore::on_answered(const Answer& answer) {
+  std::lock_guard lock(mutex_);
+  // The generation is checked under the same lock as the update: an answer of an ended
+  // generation can never count for the next one.
+  if (answer.generation != generation_.load() || stopping_) return;
+  if (!route_known_) {
+    // Until we know whether the server is standalone, count answers as an ensemble would.
+    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
+                                                             : negotiated_timeout() / 2;
+    confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
+  }
+  if (auto advanced = confirmation_.on_answered(answer.epoch, answer.sent, answer.via_leader)) {
+    confirm_locked(advanced);
+    if (state_.load() != SessionState::kConnected) wake_monitor();
   }
 }
 
-void SessionCore::on_connection_state(unsigned generation, int c_state) {
-  std::shared_ptr<Handle> handle;
+void SessionCore::on_connection_event(unsigned generation, ConnectionEvent event) {
+  std::shared_ptr<ClientConnection> connection;
   {
     std::lock_guard lock(mutex_);
     if (generation != generation_.load() || stopping_) return;
-    handle = handle_;
+    connection = connection_;
   }
-  // Read what the handle knows outside our lock (its own lock is taken).
-  const bool up = c_state == ZOO_CONNECTED_STATE || c_state == ZOO_READONLY_STATE;
-  const std::int64_t id = up && handle ? handle->session_id() : 0;
-  const auto timeout = up && handle ? handle->negotiated_timeout() : std::chrono::milliseconds(0);
+  // Read what the connection knows outside our lock (its own lock is taken).
+  const bool up = event == ConnectionEvent::kConnected;
+  const std::int64_t id = up && connection ? connection->session_id() : 0;
+  const auto timeout = up && connection ? connection->negotiated_timeout() : milliseconds(0);
   std::lock_guard lock(mutex_);
   if (generation != generation_.load() || stopping_) return;
-  if (up) {
-    c_connected_.store(true);
-    if (id != 0) session_id_.store(id);
-    if (timeout.count() > 0) timeout_ms_.store(timeout.count());
-    heartbeat_now_ = true;  // prove the session lives: answered requests, not events
-  } else if (c_state == ZOO_EXPIRED_SESSION_STATE || c_state == ZOO_AUTH_FAILED_STATE) {
-    c_connected_.store(false);
-    expired_ = true;
-  } else {
-    c_connected_.store(false);
+  const auto now = BootClock::now();
+  switch (event) {
+    case ConnectionEvent::kConnected: {
+      connected_.store(true);
+      phase_ = LinkPhase::kConnected;
+      phase_since_ = now;
+      if (id != 0) session_id_.store(id);
+      if (timeout.count() > 0) {
+        timeout_ms_.store(timeout.count());
+        refit_settings_locked(timeout);
+      }
+      // The server (the leader, or a follower revalidating with it) touched the session when it
+      // took our connect request, which left after the generation began - or after our forced
+      // reconnect: a sign of life we know the send time of.
+      std::optional<BootClock::time_point> credit =
+          ever_connected_ ? reconnect_credit_ : std::optional(generation_started_);
+      reconnect_credit_.reset();
+      ever_connected_ = true;
+      if (credit && confirmation_.on_counted(*credit)) confirm_locked(confirmation_.confirmed());
+      heartbeat_requested_ = true;  // prove the session lives: answered requests, not events
+      break;
+    }
+    case ConnectionEvent::kDisconnected:
+      connected_.store(false);
+      phase_ = LinkPhase::kConnecting;
+      phase_since_ = now;
+      break;
+    case ConnectionEvent::kExpired:
+    case ConnectionEvent::kAuthFailed:
+      connected_.store(false);
+      phase_ = LinkPhase::kEnded;
+      phase_since_ = now;
+      server_ended_session_ = true;
+      break;
   }
   ++changes_;
   changed_.notify_all();
+  wake_monitor();
+}
+
+void SessionCore::wake_monitor() {
+  std::lock_guard lock(wake_mutex_);
+  woken_ = true;
   wake_.notify_all();
 }
 
 void SessionCore::defer(std::function<void()> task) {
   {
-    std::lock_guard lock(mutex_);
-    if (!stopping_) {
+    std::lock_guard lock(defer_mutex_);
+    if (!defer_closed_) {
       deferred_.push_back(std::move(task));
-      wake_.notify_all();
+      wake_monitor();
       return;
     }
   }
   // The monitor is gone (closing): run it on a thread of its own, never inline (the caller may
   // hold locks the task takes).
   std::thread(std::move(task)).detach();
+}
+
+void SessionCore::schedule(milliseconds delay, std::function<void()> task) {
+  std::lock_guard lock(defer_mutex_);
+  if (defer_closed_) return;
+  scheduled_.emplace(SteadyClock::now() + delay, std::move(task));
+  wake_monitor();
 }
 
 SessionCore::ProbeId SessionCore::add_probe(std::string path, std::function<void()> on_missing) {
@@ -173,157 +285,207 @@ void SessionCore::remove_probe(ProbeId id) {
   probes_.erase(id);
 }
 
-void SessionCore::send_heartbeat(const std::shared_ptr<Handle>& handle, unsigned generation) {
-  heartbeat_in_flight_ = true;
-  heartbeat_sent_ = Clock::now();
-  next_heartbeat_ = heartbeat_sent_ + heartbeat_interval();
-  // exists() is the cheapest request with an answer. Without held locks it reads "/" (a chroot's
-  // root may be missing, which is an answer all the same); with held locks, one of their nodes.
-  std::string path = "/";
-  ProbeId probe = 0;
-  if (!probes_.empty()) {
-    auto it = probes_.upper_bound(last_probe_);
-    if (it == probes_.end()) it = probes_.begin();
-    probe = last_probe_ = it->first;
-    path = it->second.path;
-  }
-  handle->exists(path, [this, generation, probe](OpResult&& r) {
+void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connection,
+                                 unsigned generation, bool with_sync,
+                                 const std::string& probe_path, ProbeId probe) {
+  // On an ensemble the answer that counts is the sync's: the server forwards it to the leader.
+  // The read behind it (answered after the sync, on the server's up-to-date view) is the probe of
+  // a held lock node, or "/" (a chroot's root may be missing, which is an answer all the same).
+  if (with_sync) connection->sync("/", [](OpResult&&) {});
+  connection->exists(probe_path, [this, generation, probe](OpResult&& r) {
     std::function<void()> on_missing;
     {
       std::lock_guard lock(mutex_);
       if (generation != generation_.load()) return;
-      heartbeat_in_flight_ = false;
-      if (r.rc == Errc::session_expired || r.rc == Errc::invalid_state) expired_ = true;
+      heartbeat_pending_.reset();
+      if (r.rc == Errc::session_expired) server_ended_session_ = true;
       if (r.rc == Errc::no_node && probe != 0) {
         if (auto it = probes_.find(probe); it != probes_.end()) on_missing = it->second.on_missing;
       }
-      wake_.notify_all();
     }
+    wake_monitor();
     if (on_missing) on_missing();
   });
 }
 
-Clock::time_point SessionCore::evaluate_locked(Clock::time_point now) {
-  const std::int64_t last = last_answered_send_ns_.load();
-  Clock::time_point next = now + std::chrono::seconds(1);
-  SessionState s = state_.load();
-  if (s == SessionState::kClosed) return next;
+void SessionCore::learn_route(const std::shared_ptr<ClientConnection>& connection,
+                              unsigned generation) {
+  connection->get_data("/zookeeper/config", {}, [this, generation](OpResult&& r) {
+    std::lock_guard lock(mutex_);
+    if (generation != generation_.load()) return;
+    route_query_in_flight_ = false;
+    if (r.rc == Errc::connection_loss || r.rc == Errc::operation_timeout) return;  // ask again
+    route_known_ = true;
+    const bool standalone = r.rc == Errc::ok && !describes_ensemble(r.value);
+    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
+                                                             : negotiated_timeout() / 2;
+    confirmation_.set_route(standalone, standalone ? BootClock::duration(0)
+                                                   : std::chrono::duration_cast<BootClock::duration>(tick / 2));
+  });
+}
 
-  if (s == SessionState::kConnecting) {
-    if (expired_) {
-      set_state_locked(SessionState::kLost);
-      return now;
-    }
-    if (last != 0) {
-      set_state_locked(SessionState::kConnected);
-      s = SessionState::kConnected;
-    }
-  }
-  if (s == SessionState::kConnected || s == SessionState::kSuspended) {
-    const Clock::time_point deadline = lost_deadline();
-    if (expired_ || now >= deadline) {
-      set_state_locked(SessionState::kLost);
-      return now;
-    }
-    next = std::min(next, deadline);
-  }
-  if (s == SessionState::kConnected) {
-    const bool slow = heartbeat_in_flight_ && now - heartbeat_sent_ >= suspend_after();
-    if (!c_connected_.load() || slow) {
-      suspended_at_ = now;
-      set_state_locked(SessionState::kSuspended);
-    } else if (heartbeat_in_flight_) {
-      next = std::min(next, heartbeat_sent_ + suspend_after());
-    }
-  } else if (s == SessionState::kSuspended) {
-    if (c_connected_.load() && last > to_ns(suspended_at_)) {
-      set_state_locked(SessionState::kConnected);
+SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
+  Actions a;
+  a.connection = connection_;
+  a.generation = generation_.load();
+  if (connection_) {
+    const LinkPhase observed = to_link_phase(connection_->phase());
+    if (observed != phase_) {
+      phase_ = observed;
+      phase_since_ = now;
+      connected_.store(observed == LinkPhase::kConnected);
     }
   }
-  return next;
+  LivenessInputs in;
+  in.now = now;
+  in.confirmed = confirmation_.confirmed();
+  in.phase = phase_;
+  in.phase_since = phase_since_;
+  in.heartbeat_pending = heartbeat_pending_;
+  in.last_heartbeat = last_heartbeat_;
+  in.heartbeat_requested = heartbeat_requested_;
+  in.last_reconnect = last_reconnect_;
+  in.server_ended_session = server_ended_session_;
+  const LivenessDecision d = rule_.evaluate(settings_, in, state_.load());
+  set_state_locked(d.state);
+  a.wake_at = d.wake_at;
+  if (d.state == SessionState::kLost || !connection_) return a;
+  if (d.send_heartbeat) {
+    heartbeat_pending_ = now;
+    last_heartbeat_ = now;
+    heartbeat_requested_ = false;
+    a.heartbeat = true;
+    a.heartbeat_with_sync = !(route_known_ && confirmation_.direct());
+    if (!probes_.empty()) {
+      auto it = probes_.upper_bound(last_probe_);
+      if (it == probes_.end()) it = probes_.begin();
+      a.probe = last_probe_ = it->first;
+      a.probe_path = it->second.path;
+    }
+  }
+  if (d.force_reconnect) {
+    last_reconnect_ = now;
+    // A connect request sent on the new connection leaves after now. A handshake that was already
+    // under way might complete instead, with a request sent earlier: no credit for those.
+    if (phase_ != LinkPhase::kAssociating) reconnect_credit_ = now;
+    phase_ = LinkPhase::kConnecting;
+    phase_since_ = now;
+    connected_.store(false);
+    heartbeat_pending_.reset();  // it fails with the connection
+    a.reconnect = true;
+  }
+  if (phase_ == LinkPhase::kConnected && !route_known_ && !route_query_in_flight_ && !chrooted_) {
+    route_query_in_flight_ = true;
+    a.learn_route = true;
+  }
+  if (chrooted_ && !route_known_) {
+    // /zookeeper/config lies outside the chroot: count answers as an ensemble's, conservatively.
+    route_known_ = true;
+  }
+  return a;
+}
+
+void SessionCore::end_generation_locked(std::unique_lock<std::mutex>& lock) {
+  // Whatever the ended generation owned is gone. Its connection is closed by the reaper.
+  std::shared_ptr<ClientConnection> old = std::move(connection_);
+  lock.unlock();
+  if (old) {
+    old->fail_pending(Errc::session_lost);
+    std::lock_guard reaper_lock(reaper_mutex_);
+    to_close_.push_back(std::move(old));
+    reaper_wake_.notify_all();
+  }
+  lock.lock();
+}
+
+void SessionCore::run_deferred_and_scheduled() {
+  std::deque<std::function<void()>> tasks;
+  {
+    std::lock_guard lock(defer_mutex_);
+    tasks.swap(deferred_);
+    const auto now = SteadyClock::now();
+    while (!scheduled_.empty() && scheduled_.begin()->first <= now) {
+      tasks.push_back(std::move(scheduled_.begin()->second));
+      scheduled_.erase(scheduled_.begin());
+    }
+  }
+  for (auto& task : tasks) task();
 }
 
 void SessionCore::monitor_loop() {
   std::uint64_t notified_changes = changes_.load();
-  std::unique_lock lock(mutex_);
   while (true) {
-    while (!deferred_.empty()) {
-      auto task = std::move(deferred_.front());
-      deferred_.pop_front();
-      lock.unlock();
-      task();
-      lock.lock();
-    }
+    run_deferred_and_scheduled();
+    std::unique_lock lock(mutex_);
     if (stopping_) break;
-    const Clock::time_point now = Clock::now();
-    Clock::time_point next = evaluate_locked(now);
-
+    const auto now = BootClock::now();
+    Actions actions = evaluate_locked(now);
     if (state_.load() == SessionState::kLost) {
-      // End this generation: whatever it owned is gone. Then open the next one at once.
-      std::shared_ptr<Handle> old = std::move(handle_);
+      // End this generation, then open the next one at once.
       const unsigned generation = generation_.load();
-      lock.unlock();
-      if (old) {
-        old->fail_pending(Errc::session_lost);
-        std::lock_guard reaper_lock(reaper_mutex_);
-        to_close_.push_back(std::move(old));
-        reaper_wake_.notify_all();
-      }
-      lock.lock();
+      end_generation_locked(lock);
       if (stopping_) break;
       try {
         open_generation_locked(generation + 1);
         set_state_locked(SessionState::kConnecting);
       } catch (const std::exception&) {
         // The connect string was accepted before; a refusal now is transient (resolution).
-        wake_.wait_until(lock, Clock::now() + std::chrono::seconds(1));
+        lock.unlock();
+        std::unique_lock wake_lock(wake_mutex_);
+        wake_.wait_for(wake_lock, std::chrono::seconds(1), [&] { return woken_; });
+        woken_ = false;
         continue;
       }
-    }
-
-    if (c_connected_.load() && !heartbeat_in_flight_ && handle_) {
-      // A heartbeat is due one interval after the last one - or after the send time of the last
-      // answered request, whichever is later: a busy session needs none of its own.
-      const std::int64_t last = last_answered_send_ns_.load();
-      const Clock::time_point due =
-          last == 0 ? next_heartbeat_ : std::max(next_heartbeat_, from_ns(last) + heartbeat_interval());
-      if (heartbeat_now_ || now >= due) {
-        heartbeat_now_ = false;
-        send_heartbeat(handle_, generation_.load());
-      } else {
-        next = std::min(next, due);
-      }
+      actions = evaluate_locked(BootClock::now());
     }
     const std::uint64_t changes = changes_.load();
     lock.unlock();
+
+    if (actions.connection) {
+      if (actions.reconnect) actions.connection->force_reconnect();
+      if (actions.heartbeat) {
+        send_heartbeat(actions.connection, actions.generation, actions.heartbeat_with_sync,
+                       actions.probe_path, actions.probe);
+      }
+      if (actions.learn_route) learn_route(actions.connection, actions.generation);
+    }
     if (changes != notified_changes) {
       notified_changes = changes;
       notify_observers();
     }
-    lock.lock();
-    if (!deferred_.empty() || stopping_ || changes_.load() != notified_changes) continue;
-    wake_.wait_until(lock, next);
+
+    // Sleep until the rule's next moment, a scheduled task, or a wake-up (at least once a second:
+    // the steady clock we wait on stands still while the machine is suspended, BootClock not).
+    auto wake_at = SteadyClock::now() + std::chrono::seconds(1);
+    if (actions.wake_at != BootClock::time_point::max()) wake_at = std::min(wake_at, to_steady(actions.wake_at));
+    {
+      std::lock_guard defer_lock(defer_mutex_);
+      if (!deferred_.empty()) continue;
+      if (!scheduled_.empty()) wake_at = std::min(wake_at, scheduled_.begin()->first);
+    }
+    if (changes_.load() != notified_changes) continue;
+    std::unique_lock wake_lock(wake_mutex_);
+    wake_.wait_until(wake_lock, wake_at, [&] { return woken_; });
+    woken_ = false;
   }
 }
 
 void SessionCore::publish(const SessionEvent& event) {
-  {
-    post_event([this, event] {
-      std::vector<std::pair<Session::ListenerId, std::shared_ptr<Session::Listener>>> snapshot;
+  post_event([this, event] {
+    std::vector<std::pair<Session::ListenerId, std::shared_ptr<Session::Listener>>> snapshot;
+    {
+      std::lock_guard lock(listeners_mutex_);
+      snapshot.assign(listeners_.begin(), listeners_.end());
+    }
+    for (auto& [id, listener] : snapshot) {
+      std::lock_guard delivery(delivery_mutex_);
       {
         std::lock_guard lock(listeners_mutex_);
-        snapshot.assign(listeners_.begin(), listeners_.end());
+        if (listeners_.count(id) == 0) continue;
       }
-      for (auto& [id, listener] : snapshot) {
-        std::lock_guard delivery(delivery_mutex_);
-        {
-          std::lock_guard lock(listeners_mutex_);
-          if (listeners_.count(id) == 0) continue;
-        }
-        (*listener)(event);
-      }
-    });
-  }
+      (*listener)(event);
+    }
+  });
 }
 
 void SessionCore::notify_observers() {
@@ -370,9 +532,13 @@ void SessionCore::remove_listener(Session::ListenerId id) {
     std::lock_guard lock(listeners_mutex_);
     listeners_.erase(id);
   }
-  if (std::this_thread::get_id() != events_thread_.get_id()) {
+  if (!on_events_thread()) {
     std::lock_guard delivery(delivery_mutex_);  // a running delivery finishes first
   }
+}
+
+bool SessionCore::on_events_thread() const noexcept {
+  return std::this_thread::get_id() == events_thread_.get_id();
 }
 
 void SessionCore::post_event(std::function<void()> task) {
@@ -381,16 +547,20 @@ void SessionCore::post_event(std::function<void()> task) {
   events_wake_.notify_one();
 }
 
-void SessionCore::flush_events(std::chrono::milliseconds timeout) {
-  auto done = std::make_shared<std::pair<std::mutex, std::condition_variable>>();
-  auto flag = std::make_shared<bool>(false);
-  post_event([done, flag] {
-    std::lock_guard lock(done->first);
-    *flag = true;
-    done->second.notify_all();
+void SessionCore::flush_events(milliseconds timeout) {
+  struct Flag {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto flag = std::make_shared<Flag>();
+  post_event([flag] {
+    std::lock_guard lock(flag->mutex);
+    flag->done = true;
+    flag->cv.notify_all();
   });
-  std::unique_lock lock(done->first);
-  done->second.wait_for(lock, timeout, [&] { return *flag; });
+  std::unique_lock lock(flag->mutex);
+  flag->cv.wait_for(lock, timeout, [&] { return flag->done; });
 }
 
 void SessionCore::events_loop() {
@@ -415,16 +585,16 @@ void SessionCore::reaper_loop() {
   while (true) {
     reaper_wake_.wait(lock, [&] { return reaper_stopping_ || !to_close_.empty(); });
     if (to_close_.empty()) break;
-    auto handle = std::move(to_close_.front());
+    auto connection = std::move(to_close_.front());
     to_close_.pop_front();
     lock.unlock();
-    handle->close(Errc::session_lost);
-    handle.reset();
+    connection->close(Errc::session_lost);
+    connection.reset();
     lock.lock();
   }
 }
 
-bool SessionCore::wait_connected(std::chrono::milliseconds timeout) {
+bool SessionCore::wait_connected(milliseconds timeout) {
   std::unique_lock lock(mutex_);
   changed_.wait_for(lock, timeout, [&] {
     return closed_.load() || state_.load() == SessionState::kConnected;
@@ -433,17 +603,17 @@ bool SessionCore::wait_connected(std::chrono::milliseconds timeout) {
   return state_.load() == SessionState::kConnected;
 }
 
-void SessionCore::wait_change(std::uint64_t seen_changes, Clock::time_point deadline) {
+void SessionCore::wait_change(std::uint64_t seen_changes, SteadyClock::time_point deadline) {
   std::unique_lock lock(mutex_);
   changed_.wait_until(lock, deadline, [&] { return changes_.load() != seen_changes; });
 }
 
-OpResult SessionCore::call(const std::function<void(Handle&, Completion)>& op,
-                           std::chrono::milliseconds timeout) {
-  auto handle = this->handle();
+OpResult SessionCore::call(const std::function<void(ClientConnection&, Completion)>& op,
+                           milliseconds timeout) {
+  auto connection = this->connection();
   if (closed_.load()) return OpResult{Errc::closed, {}, {}, {}, {}};
-  // No handle while open: the monitor has ended a lost generation and not opened the next yet.
-  if (!handle) return OpResult{Errc::session_lost, {}, {}, {}, {}};
+  // No connection while open: the monitor has ended a lost generation and not opened the next.
+  if (!connection) return OpResult{Errc::session_lost, {}, {}, {}, {}};
   struct Waiter {
     std::mutex mutex;
     std::condition_variable cv;
@@ -451,7 +621,7 @@ OpResult SessionCore::call(const std::function<void(Handle&, Completion)>& op,
     OpResult result;
   };
   auto waiter = std::make_shared<Waiter>();
-  op(*handle, [waiter](OpResult&& r) {
+  op(*connection, [waiter](OpResult&& r) {
     std::lock_guard lock(waiter->mutex);
     waiter->result = std::move(r);
     waiter->done = true;
@@ -470,16 +640,16 @@ void SessionCore::close() noexcept {
     if (closed_.exchange(true)) return;
     stopping_ = true;
     set_state_locked(SessionState::kClosed);
-    wake_.notify_all();
   }
+  wake_monitor();
   if (monitor_.joinable()) monitor_.join();
-  std::shared_ptr<Handle> handle;
+  std::shared_ptr<ClientConnection> connection;
   {
     std::lock_guard lock(mutex_);
-    handle = std::move(handle_);
+    connection = std::move(connection_);
   }
   // Closing while connected deletes our ephemeral nodes (held locks) at once.
-  if (handle) handle->close(Errc::closed);
+  if (connection) connection->close(Errc::closed);
   {
     std::lock_guard lock(reaper_mutex_);
     reaper_stopping_ = true;
@@ -487,9 +657,12 @@ void SessionCore::close() noexcept {
   }
   if (reaper_.joinable()) reaper_.join();
   std::deque<std::function<void()>> leftover;
+  std::multimap<SteadyClock::time_point, std::function<void()>> dropped;  // destroyed unlocked
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(defer_mutex_);
+    defer_closed_ = true;
     leftover.swap(deferred_);
+    dropped.swap(scheduled_);
   }
   for (auto& task : leftover) task();
   notify_observers();
@@ -499,7 +672,7 @@ void SessionCore::close() noexcept {
     events_wake_.notify_all();
   }
   if (events_thread_.joinable()) {
-    if (std::this_thread::get_id() == events_thread_.get_id()) {
+    if (on_events_thread()) {
       events_thread_.detach();
     } else {
       events_thread_.join();

@@ -1,14 +1,19 @@
-// SessionCore: the state behind zklock::Session - the current Handle, the monitor that turns
-// answered requests and connection events into Connected / Suspended / Lost, and the threads that
-// deliver events (internal).
+// SessionCore: the state behind zklock::Session - the current ClientConnection, the monitor that
+// turns answered requests and connection events into Connected / Suspended / Lost (through the
+// pure LivenessRule), and the threads that deliver events (internal).
 //
-// Threads: the C client's two (per handle), plus
-//   monitor  - heartbeats, the Suspended/Lost decisions, opening the next generation, deferred
-//              completions; runs zklock code only (observers), never user code;
+// Threads: the C client's two (per connection), plus
+//   monitor  - heartbeats, forced reconnects, the Suspended/Lost decisions, opening the next
+//              generation, deferred completions and scheduled retries; runs zklock code only
+//              (observers), never user code;
 //   events   - user listeners and Mutex callbacks, one at a time, in order;
-//   reaper   - closes handles of ended generations (zookeeper_close may wait on the network).
-// Lock order: a recipe's own mutex -> SessionCore::mutex_ -> Handle's mutex. The monitor calls
-// observers with no lock held.
+//   reaper   - closes connections of ended generations (zookeeper_close may wait on the network).
+//
+// Lock order: a recipe's own mutex -> SessionCore::mutex_ -> ClientConnection's mutex -> the leaf
+// locks (wake_mutex_, defer_mutex_, events, reaper, observers, listeners). Nothing is called out
+// of SessionCore while mutex_ is held except the connection's non-blocking accessors; requests are
+// sent, observers told and connections closed with mutex_ released. A completion never runs on the
+// thread that submitted its request (refusals go through defer(), which takes only a leaf lock).
 #pragma once
 
 #include <atomic>
@@ -22,7 +27,10 @@
 #include <thread>
 #include <vector>
 
-#include "handle.h"
+#include "boot_clock.h"
+#include "client_connection.h"
+#include "leader_confirmation.h"
+#include "liveness_rule.h"
 #include "log_router.h"
 #include "zklock/session.h"
 
@@ -36,9 +44,11 @@ class SessionObserver {
   virtual void on_session_change() = 0;
 };
 
-class SessionCore final : public HandleListener {
+class SessionCore final : public ConnectionListener {
  public:
-  explicit SessionCore(SessionOptions options);
+  using SteadyClock = std::chrono::steady_clock;
+
+  SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook);
   ~SessionCore() override;
 
   /// Opens generation 1 and starts the threads.
@@ -53,28 +63,25 @@ class SessionCore final : public HandleListener {
   unsigned generation() const noexcept { return generation_.load(); }
   std::int64_t session_id() const noexcept { return session_id_.load(); }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
-  Clock::time_point lost_deadline() const noexcept;
-  /// True while the current handle's connection is up (requests go out now).
-  bool c_connected() const noexcept { return c_connected_.load(); }
+  BootClock::time_point lost_deadline() const noexcept;
+  /// The Lost rule's settings, fitted to the negotiated timeout.
+  LivenessSettings settings() const;
+  /// True while the current connection is up (requests go out now).
+  bool connected() const noexcept { return connected_.load(); }
   bool wait_connected(std::chrono::milliseconds timeout);
   /// Waits until something changes (state, generation, connection) or `deadline`.
-  void wait_change(std::uint64_t seen_changes, Clock::time_point deadline);
+  void wait_change(std::uint64_t seen_changes, SteadyClock::time_point deadline);
   std::uint64_t changes() const noexcept { return changes_.load(); }
 
   /// The current session's password (tests use it to expire the session from outside).
-  std::string session_password() const {
-    auto h = handle();
-    return h ? h->session_password() : std::string();
-  }
+  std::string session_password() const;
 
-  /// The current generation's handle; null after close(), and for a moment after a generation
-  /// is Lost, until the monitor has opened the next one (longer if opening it fails).
-  std::shared_ptr<Handle> handle() const;
+  /// The current generation's connection; null after close(), and for a moment after a
+  /// generation is Lost, until the monitor has opened the next one (longer if opening it fails).
+  std::shared_ptr<ClientConnection> connection() const;
 
   /// Held lock nodes double as heartbeat targets: each heartbeat reads one registered path (round
   /// robin) instead of "/", and calls its `on_missing` (on a C client thread) if the node is gone.
-  /// Detects a held node deleted by someone else within (number of probes) x heartbeat interval,
-  /// at no cost per acquisition.
   using ProbeId = std::uint64_t;
   ProbeId add_probe(std::string path, std::function<void()> on_missing);
   void remove_probe(ProbeId id);
@@ -88,58 +95,81 @@ class SessionCore final : public HandleListener {
   void post_event(std::function<void()> task);
   /// Waits until every event posted so far has been delivered (or `timeout` passes).
   void flush_events(std::chrono::milliseconds timeout);
+  /// True on the events thread.
+  bool on_events_thread() const noexcept;
+
+  /// Runs `task` on the monitor thread after `delay` (retries with a backoff). Dropped on close.
+  void schedule(std::chrono::milliseconds delay, std::function<void()> task);
 
   /// Sends a request through `op` and waits for its answer until `timeout` has passed.
   /// Returns operation_timeout on timeout, closed after close().
-  OpResult call(const std::function<void(Handle&, Completion)>& op,
+  OpResult call(const std::function<void(ClientConnection&, Completion)>& op,
                 std::chrono::milliseconds timeout);
 
   const SessionOptions& options() const noexcept { return options_; }
-  std::chrono::milliseconds heartbeat_interval() const noexcept;
-  std::chrono::milliseconds lost_margin() const noexcept;
-  std::chrono::milliseconds suspend_after() const noexcept;
+  /// The ACL of the nodes zklock creates (lock nodes and the parents it creates).
+  const Acl& node_acl() const noexcept { return node_acl_; }
 
-  // HandleListener
-  void on_answered(unsigned generation, Clock::time_point sent) override;
-  void on_connection_state(unsigned generation, int c_state) override;
+  // ConnectionListener
+  void on_answered(const Answer& answer) override;
+  void on_connection_event(unsigned generation, ConnectionEvent event) override;
   void defer(std::function<void()> task) override;
 
  private:
+  struct Actions;  // what one pass of the monitor decided to send (session_core.cpp)
+
   void monitor_loop();
   void events_loop();
   void reaper_loop();
-  // With mutex_ held: decides transitions; returns the next moment worth waking at.
-  Clock::time_point evaluate_locked(Clock::time_point now);
+  void wake_monitor();
+  // With mutex_ held: feeds the rule, applies its decision; returns what to send and when to wake.
+  Actions evaluate_locked(BootClock::time_point now);
   void set_state_locked(SessionState next);
   void open_generation_locked(unsigned generation);
-  void send_heartbeat(const std::shared_ptr<Handle>& handle, unsigned generation);
+  void end_generation_locked(std::unique_lock<std::mutex>& lock);
+  void refit_settings_locked(std::chrono::milliseconds negotiated);
+  void confirm_locked(std::optional<BootClock::time_point> confirmed);
+  void send_heartbeat(const std::shared_ptr<ClientConnection>& connection, unsigned generation,
+                      bool with_sync, const std::string& probe_path, ProbeId probe);
+  void learn_route(const std::shared_ptr<ClientConnection>& connection, unsigned generation);
+  void run_deferred_and_scheduled();
   void publish(const SessionEvent& event);
   void notify_observers();
 
   const SessionOptions options_;
+  const std::shared_ptr<testing::FaultHook> fault_hook_;
+  const bool chrooted_;
+  const Acl node_acl_;
   LogSlot log_slot_;
 
   mutable std::mutex mutex_;
-  std::condition_variable wake_;          // monitor
-  std::condition_variable changed_;       // waiters on state changes
-  std::shared_ptr<Handle> handle_;
-  std::deque<std::function<void()>> deferred_;
+  std::condition_variable changed_;  // waiters on state changes (with mutex_)
+  std::shared_ptr<ClientConnection> connection_;
   bool stopping_ = false;
-  bool expired_ = false;                   // the C client said EXPIRED/AUTH_FAILED (current gen)
-  bool heartbeat_in_flight_ = false;
-  bool heartbeat_now_ = false;             // (re)connected: prove the session lives at once
-  Clock::time_point heartbeat_sent_{};
-  Clock::time_point next_heartbeat_{};
-  Clock::time_point suspended_at_{};
-  Clock::time_point generation_started_{};
+  LivenessSettings settings_;
+  LivenessRule rule_;
+  LeaderConfirmation confirmation_;
+  bool route_known_ = false;          // standalone or ensemble, learned from /zookeeper/config
+  bool route_query_in_flight_ = false;
+  bool ever_connected_ = false;       // in this generation
+  bool server_ended_session_ = false;
+  LinkPhase phase_ = LinkPhase::kConnecting;
+  BootClock::time_point phase_since_{};
+  std::optional<BootClock::time_point> heartbeat_pending_;
+  std::optional<BootClock::time_point> last_heartbeat_;
+  bool heartbeat_requested_ = false;
+  std::optional<BootClock::time_point> last_reconnect_;
+  std::optional<BootClock::time_point> reconnect_credit_;  // next connection was opened after this
+  BootClock::time_point generation_started_{};
+  bool warned_fitted_down_ = false;
 
   std::atomic<SessionState> state_{SessionState::kConnecting};
   std::atomic<unsigned> generation_{0};
   std::atomic<std::int64_t> session_id_{0};
-  std::atomic<bool> c_connected_{false};
+  std::atomic<bool> connected_{false};
   std::atomic<bool> closed_{false};
   std::atomic<std::int64_t> timeout_ms_;
-  std::atomic<std::int64_t> last_answered_send_ns_{0};  // 0: nothing answered in this generation
+  std::atomic<std::int64_t> lost_deadline_ns_;  // BootClock ns; max while nothing is confirmed
   std::atomic<std::uint64_t> changes_{0};
 
   struct Probe {
@@ -149,6 +179,17 @@ class SessionCore final : public HandleListener {
   std::map<ProbeId, Probe> probes_;  // guarded by mutex_
   ProbeId next_probe_id_ = 1;
   ProbeId last_probe_ = 0;
+
+  // Waking the monitor: a leaf lock of its own, so anyone may wake it whatever it holds.
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool woken_ = false;
+
+  // Deferred completions and scheduled tasks, run by the monitor with no lock held.
+  std::mutex defer_mutex_;
+  std::deque<std::function<void()>> deferred_;
+  std::multimap<SteadyClock::time_point, std::function<void()>> scheduled_;
+  bool defer_closed_ = false;
 
   std::mutex observers_mutex_;
   std::vector<std::weak_ptr<SessionObserver>> observers_;
@@ -166,12 +207,19 @@ class SessionCore final : public HandleListener {
   // reaper thread
   std::mutex reaper_mutex_;
   std::condition_variable reaper_wake_;
-  std::deque<std::shared_ptr<Handle>> to_close_;
+  std::deque<std::shared_ptr<ClientConnection>> to_close_;
   bool reaper_stopping_ = false;
 
   std::thread monitor_;
   std::thread events_thread_;
   std::thread reaper_;
+};
+
+/// How zklock's recipes reach a Session's core (a friend of Session; not for applications).
+struct SessionAccess {
+  static const std::shared_ptr<SessionCore>& core(const Session& session) noexcept {
+    return session.core_;
+  }
 };
 
 }  // namespace zklock::detail

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "test_env.h"
+#include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
@@ -32,8 +33,8 @@ TEST(CommitFencedOutcomeTest, AMultiInFlightWhenTheSessionIsLostHasAnUnknownOutc
   };
   SessionOptions o = options_for(server->connect_string(), 3000ms);
   o.lost_margin = 1400ms;
-  o.fault_hook = std::make_shared<FreezeOnMulti>(*server, frozen);
-  Session s(o);
+  auto s_owner = open_session(o, std::make_shared<FreezeOnMulti>(*server, frozen));
+  Session& s = *s_owner;
   const std::string path = "/fenced-outcome/lock";
   s.create("/fenced-outcome/counter", "0", CreateMode::kPersistent, true);
   Mutex m(s, path);
@@ -72,8 +73,8 @@ TEST(CommitFencedOutcomeTest, AMultiRefusedBeforeSendingIsLockLost) {
     std::atomic<int>& n_;
   };
   SessionOptions o = options_for(server->connect_string(), 2000ms);
-  o.fault_hook = std::make_shared<CountMultis>(multis);
-  Session s(o);
+  auto s_owner = open_session(o, std::make_shared<CountMultis>(multis));
+  Session& s = *s_owner;
   s.create("/fenced-refused/counter", "0", CreateMode::kPersistent, true);
   Mutex m(s, "/fenced-refused/lock");
   m.lock();

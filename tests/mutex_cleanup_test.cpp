@@ -11,6 +11,7 @@
 
 #include "mutex_waiter.h"
 #include "test_env.h"
+#include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
@@ -74,8 +75,8 @@ TEST(MutexCleanupTest, GivingUpWhileThePredecessorReadIsInFlightLeavesNoWatch) {
     return std::nullopt;
   });
   SessionOptions o = options_for(server->connect_string(), 8000ms);
-  o.fault_hook = hook;
-  Session s(o);
+  auto s_owner = open_session(o, hook);
+  Session& s = *s_owner;
   Mutex m(s, path);
   std::atomic<int> result{-1};
   std::thread waiter([&] { result = m.try_lock_for(20s) ? 1 : 0; });
@@ -110,8 +111,8 @@ TEST(MutexCleanupTest, GivingUpAfterALostPredecessorReplyLeavesNoWatch) {
     return std::nullopt;
   });
   SessionOptions o = options_for(server.connect);
-  o.fault_hook = hook;
-  Session s(o);
+  auto s_owner = open_session(o, hook);
+  Session& s = *s_owner;
   Mutex m(s, path);
   Waiter w(m);
   ASSERT_TRUE(wait_until([&] { return reads >= 2; }, 10s)) << "the lost read was not retried";
@@ -135,8 +136,8 @@ TEST(MutexCleanupTest, AThrottledReleaseIsRetried) {
     return std::nullopt;
   });
   SessionOptions o = options_for(server.connect);
-  o.fault_hook = hook;
-  Session s(o);
+  auto s_owner = open_session(o, hook);
+  Session& s = *s_owner;
   Mutex m(s, path);
   m.lock();
   m.unlock();
@@ -160,8 +161,8 @@ TEST(MutexCleanupTest, AReleaseRefusedForGoodIsReportedAndDoesNotBlockOurNextLoc
     return std::nullopt;
   });
   SessionOptions o = options_for(server.connect);
-  o.fault_hook = hook;
-  Session s(o);
+  auto s_owner = open_session(o, hook);
+  Session& s = *s_owner;
   std::mutex reports_mutex;
   std::vector<std::pair<std::string, std::error_code>> reports;
   MutexOptions mo;
@@ -231,8 +232,8 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
     return std::nullopt;
   });
   SessionOptions o = options_for(server.connect);
-  o.fault_hook = hook;
-  Session s(o);
+  auto s_owner = open_session(o, hook);
+  Session& s = *s_owner;
   Mutex m(s, path);
   m.lock();
   ASSERT_TRUE(lost.load());

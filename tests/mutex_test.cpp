@@ -9,6 +9,7 @@
 #include "support/zk_ensemble.h"
 #include "mutex_waiter.h"
 #include "test_env.h"
+#include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
@@ -327,8 +328,8 @@ TEST(MutexTest, LostCreateReplyLeavesNoOrphanAndNoDuplicate) {
     return FaultDecision::lose_reply(Errc::connection_loss);
   });
   SessionOptions o = options_for(server.connect);
-  o.fault_hook = hook;
-  Session s(o);
+  auto s_owner = open_session(o, hook);
+  Session& s = *s_owner;
   Mutex m(s, path);
   m.lock();  // the create happened on the server; its reply was "lost"
   EXPECT_TRUE(hook->fired());
@@ -353,8 +354,8 @@ TEST(MutexTest, LostCreateReplyNeverAdoptsAnotherSessionsNode) {
     return FaultDecision::fail_before_send(Errc::connection_loss);
   });
   SessionOptions o = options_for(server.connect);
-  o.fault_hook = hook;
-  Session s(o);
+  auto s_owner = open_session(o, hook);
+  Session& s = *s_owner;
   Mutex m(s, path);
   EXPECT_TRUE(m.try_lock_for(5s));
   ASSERT_TRUE(hook->fired());
@@ -379,8 +380,8 @@ TEST(MutexTest, PredecessorDeletedBetweenListingAndWatch) {
     return FaultDecision::pass();
   });
   SessionOptions o = options_for(server.connect);
-  o.fault_hook = hook;
-  Session b(o);
+  auto b_owner = open_session(o, hook);
+  Session& b = *b_owner;
   Mutex waiter(b, path);
   EXPECT_TRUE(waiter.try_lock_for(5s));  // NoNode on the read -> list again -> first
   EXPECT_TRUE(hook->fired());
@@ -396,8 +397,8 @@ TEST(MutexTest, ReleaseRetriesADeleteThatFailed) {
     return FaultDecision::lose_reply(Errc::connection_loss);
   });
   SessionOptions o = options_for(server.connect);
-  o.fault_hook = hook;
-  Session s(o);
+  auto s_owner = open_session(o, hook);
+  Session& s = *s_owner;
   Mutex m(s, path);
   m.lock();
   m.unlock();  // noexcept; the delete's answer is "lost" and it is sent again

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "zklock/errors.h"
 #include "zklock/mutex.h"
 
 namespace zklock::testing {

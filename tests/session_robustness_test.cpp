@@ -5,6 +5,7 @@
 
 #include "child_process_deadline.h"
 #include "test_env.h"
+#include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
@@ -36,8 +37,8 @@ TEST(SessionRobustnessTest, ARequestRefusedOnTheSpotDoesNotHangTheSession) {
   auto server = shared_server();
   const auto outcome = run_in_child([&] {
     SessionOptions o = options_for(server.connect);
-    o.fault_hook = std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state);
-    Session s(o);
+    auto s_owner = open_session(o, std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state));
+    Session& s = *s_owner;
     const bool connected = s.state() == SessionState::kConnected;
     s.close();
     return connected;

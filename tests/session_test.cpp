@@ -189,7 +189,8 @@ TEST(SessionTest, FrozenServerGivesSuspendedThenLostBeforeExpiryThenANewSession)
   ASSERT_TRUE(log.wait_for(SessionState::kLost, timeout * 2));
   const auto lost_at = *log.first(SessionState::kLost);
   // Lost comes before (send time of the last answered request) + T = deadline + margin.
-  const auto margin = s.core().lost_margin();
+  const auto margin = std::chrono::duration_cast<std::chrono::milliseconds>(
+      detail::SessionAccess::core(s)->settings().lost_margin);
   EXPECT_LT(lost_at, deadline + margin);
   EXPECT_GE(lost_at, deadline);
   EXPECT_EQ(s.state() == SessionState::kConnected, false);
@@ -224,7 +225,7 @@ TEST(SessionTest, SessionExpiredOnTheServerIsReportedLost) {
   Session s(options_for(server.connect, 4000ms));
   EventLog log(s);
   const auto id = s.session_id();
-  const std::string passwd = s.core().session_password();
+  const std::string passwd = detail::SessionAccess::core(s)->session_password();
   ASSERT_EQ(passwd.size(), 16u);
   // Attach a second handle to the same session and close it: the server ends the session. If our
   // own client wins the session back before the close (it reconnects at once when the server moves

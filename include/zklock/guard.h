@@ -38,12 +38,14 @@ class Guard {
   bool owns_lock() const noexcept { return owns_; }
   explicit operator bool() const noexcept { return owns_; }
 
-  /// Returns: the fencing token of this hold. Throws: Error(not_held) if not owned.
-  FencingToken fencing_token() const { return mutex_.fencing_token(); }
-  /// Returns: what the hold took. Throws: Error(not_held) if not owned.
+  /// Returns: the fencing token of this hold. Throws: Error(not_held) if this guard does not own
+  ///   the lock (even if another thread holds the same Mutex).
+  FencingToken fencing_token() const { return acquisition().token(); }
+  /// Returns: what the hold took. Throws: Error(not_held) if this guard does not own the lock.
   Acquisition acquisition() const {
+    if (!owns_) throw Error(Errc::not_held, "zklock::Guard: this guard does not own the lock");
     auto a = mutex_.acquisition();
-    if (!owns_ || !a) throw Error(Errc::not_held, "zklock::Guard: lock not held");
+    if (!a) throw Error(Errc::not_held, "zklock::Guard: lock not held");
     return *a;
   }
   /// Returns: the lock's state right now (NotHeld if not owned).

@@ -19,8 +19,15 @@
 // shared resource should still carry fencing_token(): a process paused past its expiry cannot see
 // anything until it runs again.
 //
+// Ownership: the lock belongs to the Mutex object, like a process's lock belongs to the process.
+// The thread that locked it should unlock it (std::unique_lock does), but the accessors that
+// describe the current acquisition - state(), owns_lock(), acquisition(), fencing_token(),
+// commit_fenced(), wait_lost_for() - answer for the object, from any thread: a worker thread of the
+// holding thread may read the token and write fenced. A Guard answers only for its own hold.
+//
 // Misuse: lock() by the thread that holds it throws (not reentrant); unlock() without holding does
-// nothing; destroying a Mutex releases a held lock and cancels waiting lock() calls first.
+// nothing; destroying a Mutex cancels lock() calls waiting on other threads (they throw
+// CancelledError and have left the object when the destructor returns), then releases a held lock.
 #pragma once
 
 #include <chrono>
@@ -41,7 +48,21 @@ namespace zklock {
 
 namespace detail {
 class MutexCore;
+
+/// The steady deadline `timeout` from now; nullopt ("no deadline") for a timeout so long (a
+/// century or more, duration::max() included) that now() + timeout would overflow.
+template <class Rep, class Period>
+std::optional<std::chrono::steady_clock::time_point> deadline_after(
+    const std::chrono::duration<Rep, Period>& timeout) {
+  using std::chrono::duration;
+  if (duration<double>(timeout) >= duration<double>(std::chrono::hours(24 * 365 * 100))) {
+    return std::nullopt;
+  }
+  if (timeout <= duration<Rep, Period>::zero()) return std::chrono::steady_clock::now();
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
 }
+}  // namespace detail
 
 class Mutex {
  public:
@@ -58,10 +79,13 @@ class Mutex {
   Mutex& operator=(const Mutex&) = delete;
 
   /// Effects: blocks until this contender holds the lock. A session lost while waiting re-queues
-  ///   in the new session (the place in line is lost). Suspended while waiting keeps waiting.
+  ///   in the new session (the place in line is lost). Suspended while waiting keeps waiting. Never
+  ///   returns with a lock that is already Lost (its session ended, or its node was deleted
+  ///   meanwhile): such an acquisition queues again.
   /// Throws: Error(would_deadlock) if the calling thread holds this Mutex; CancelledError after
-  ///   cancel(); ClosedError if the Session is closed; NotAuthorizedError if ACLs refuse our node.
-  ///   Whatever the exit, no node of ours is left behind when lock() throws.
+  ///   cancel() or when the Mutex is destroyed meanwhile; ClosedError if the Session is closed;
+  ///   NotAuthorizedError if ACLs refuse our node. Whatever the exit, no node of ours is left behind
+  ///   when lock() throws.
   void lock();
 
   /// Effects: one attempt: create, list, and keep the node only if it is first.
@@ -69,17 +93,21 @@ class Mutex {
   [[nodiscard]] bool try_lock();
 
   /// Effects: as lock(), but gives up when `timeout` has passed (an overall deadline, not per wait);
-  ///   a timeout <= 0 acts as try_lock(). On giving up, our node and watch are removed.
+  ///   a timeout <= 0 acts as try_lock(); a timeout of a century or more (duration::max()) waits as
+  ///   long as lock() does. On giving up, our node and watch are removed.
   /// Returns: true if acquired; false on timeout or cancel().
+  /// Throws: as lock(), except CancelledError after cancel().
   template <class Rep, class Period>
   [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until(std::chrono::steady_clock::now() + timeout);
+    return try_lock_until_steady(detail::deadline_after(timeout));
   }
+  /// Effects: as try_lock_for(deadline - Clock::now()); time_point::max() waits as lock() does.
   template <class Clock, class Duration>
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    const auto remaining = deadline - Clock::now();
-    return try_lock_until_steady(std::chrono::steady_clock::now() +
-                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(remaining));
+    using Seconds = std::chrono::duration<double>;
+    const Seconds remaining =
+        Seconds(deadline.time_since_epoch()) - Seconds(Clock::now().time_since_epoch());
+    return try_lock_until_steady(detail::deadline_after(remaining));
   }
 
   /// Effects: releases the lock: our node is deleted. Never throws and does not wait for the
@@ -104,15 +132,18 @@ class Mutex {
 
   /// Effects: applies `writes` in one ZooKeeper multi together with a check that our lock node
   ///   still exists: all of them, only if the lock is still ours on the server; else nothing.
-  /// Throws: LockLostError if not held, held in an ended session, held in a session that has had
-  ///   no answer for (session timeout - lost margin) (state() is Lost; nothing is sent), or the
-  ///   lock node is gone - nothing was written. InvalidArgumentError for a bad path in `writes`.
-  ///   Error with the failing operation's code (e.g. bad_version, node_exists) - nothing was
-  ///   written. ConnectionLossError when the answer did not come: the writes may or may not have
-  ///   been applied.
+  /// Throws (nothing was written): LockLostError if not held, held in an ended session, held in a
+  ///   session that is Lost by the clock (state() is Lost: then nothing is sent), or the server
+  ///   says the lock node is gone or the session expired. InvalidArgumentError for a bad path in
+  ///   `writes`. Error with the failing operation's code (e.g. bad_version, node_exists).
+  /// Throws (the outcome is unknown): ConnectionLossError when the multi was handed to the client
+  ///   and its answer never came - the connection broke (connection_loss, operation_timeout), the
+  ///   session was Lost or closed while it was on its way (session_lost, closed, closing): the
+  ///   writes may or may not have been applied. Read back, or write idempotently.
   void commit_fenced(const FencedWrite& writes) const;
 
-  /// Effects: waits until the current acquisition is Lost (or released), or `timeout` passes.
+  /// Effects: waits until the current acquisition is Lost (or released), or `timeout` passes
+  ///   (milliseconds::max(): no limit).
   /// Returns: true if it is Lost or no longer held.
   bool wait_lost_for(std::chrono::milliseconds timeout) const;
 
@@ -123,7 +154,7 @@ class Mutex {
   const std::string& path() const noexcept;
 
  private:
-  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(std::optional<std::chrono::steady_clock::time_point> deadline);
   std::shared_ptr<detail::MutexCore> core_;
 };
 

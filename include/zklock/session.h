@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "zklock/errors.h"
 #include "zklock/node_stat.h"
 #include "zklock/session_options.h"
 #include "zklock/session_state.h"
@@ -29,7 +30,16 @@ namespace zklock {
 
 namespace detail {
 class SessionCore;
-}
+struct SessionAccess;
+}  // namespace detail
+namespace testing {
+class FaultHook;
+}  // namespace testing
+
+class Session;
+namespace testing {
+std::unique_ptr<Session> open_session(SessionOptions options, std::shared_ptr<FaultHook> hook);
+}  // namespace testing
 
 /// Data and metadata of one znode.
 struct NodeData {
@@ -109,11 +119,12 @@ class Session {
   /// Effects: deletes `path` if its version matches (-1: any). Returns: false if it was missing.
   bool remove(const std::string& path, int version = -1);
 
-  /// The session's core, shared with zklock's recipes (Mutex). Not for applications.
-  detail::SessionCore& core() const noexcept { return *core_; }
-  const std::shared_ptr<detail::SessionCore>& core_ptr() const noexcept { return core_; }
-
  private:
+  friend struct detail::SessionAccess;  // zklock's recipes reach the core through it
+  friend std::unique_ptr<Session> testing::open_session(SessionOptions,
+                                                        std::shared_ptr<testing::FaultHook>);
+  Session(SessionOptions options, std::shared_ptr<testing::FaultHook> hook);
+
   std::shared_ptr<detail::SessionCore> core_;
 };
 

@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 
-#include "zklock/fault_hook.h"
 #include "zklock/log.h"
 
 namespace zklock {
@@ -36,24 +35,35 @@ struct SessionOptions {
   LogSink log_sink;
   LogLevel log_level = LogLevel::kWarn;
 
-  /// Heartbeat interval i: zklock sends a cheap request of its own this often, so that the send time
-  /// of the last answered request stays fresh (the C client's pings are invisible to it).
-  /// Zero selects T / 10.
+  // The Lost rule and its schedule (docs/sessions.md has the arithmetic). Each value is checked
+  // against the timeout T the server grants: one that does not fit it (an interval or margin of
+  // T/2 or more, a suspend_after of T or more, a reconnect interval of T/4 or more) is replaced by
+  // its default for that T, with a warning in the log. Zero selects the default.
+
+  /// Heartbeat interval i: zklock sends a cheap request of its own this often (on an ensemble, a
+  /// `sync` that the leader answers), so that the send time of the last request the ZooKeeper
+  /// leader has counted stays fresh. Default T / 10.
   std::chrono::milliseconds heartbeat_interval{0};
 
-  /// Safety margin m for the Lost rule: Lost is declared when (send time of the last answered
-  /// request) + T - m has passed without a newer answer. m absorbs clock-rate drift between this
-  /// machine and the server and the time to tell listeners. Zero selects max(T / 20, 50 ms).
-  /// With interval i and margin m, a network blip shorter than T - i - m keeps the session (and
-  /// its locks); see docs/sessions.md for the arithmetic.
+  /// Safety margin m: Lost is declared when (send time of the last leader-confirmed request) + T - m
+  /// has passed. m covers clock-rate drift between this machine and the server, the one-way delay
+  /// between a follower and its leader, and the time to tell listeners. Default max(T / 20, 50 ms).
   std::chrono::milliseconds lost_margin{0};
 
-  /// Suspended is declared when the C client reports a disconnect, or when no request has been
-  /// answered for this long although one was outstanding. Zero selects T / 3.
+  /// Suspended is declared when the C client reports a disconnect, or when a heartbeat has waited
+  /// this long for its answer. Default T / 3.
   std::chrono::milliseconds suspend_after{0};
 
-  /// Test seam: every request passes through this hook (see fault_hook.h). Null in production.
-  std::shared_ptr<FaultHook> fault_hook;
+  /// While Suspended and silent, a fresh connection is forced this often, so that the session
+  /// answers again within a round trip of the network coming back instead of after TCP's backoff.
+  /// Default 150 ms (at most T / 8).
+  std::chrono::milliseconds reconnect_interval{0};
+
+  /// The ensemble's tickTime, if known. A follower passes our session's signs of life to the leader
+  /// only every tickTime / 2, which the Lost rule must allow for. Zero: not known, bounded by
+  /// T / 2 (the server grants no timeout below 2 x tickTime unless minSessionTimeout was lowered).
+  /// Ignored for a standalone server, which zklock recognises by itself.
+  std::chrono::milliseconds server_tick_time{0};
 };
 
 }  // namespace zklock

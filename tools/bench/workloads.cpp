@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server_stats.h"
+#include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock_bench {
@@ -22,15 +23,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// --count-requests: every request zklock sends passes through the Session's FaultHook (a test
-// seam that otherwise stays null); this one lets everything pass and counts by operation.
-class CountingHook final : public zklock::FaultHook {
+// --count-requests: every request zklock sends passes through the Session's FaultHook (the test
+// seam of zklock/testing/fault_hook.h); this one lets everything pass and counts by operation.
+class CountingHook final : public zklock::testing::FaultHook {
  public:
-  static constexpr int kOps = 8;
-  zklock::FaultDecision on_request(zklock::Operation op, std::string_view) override {
+  static constexpr int kOps = 9;
+  zklock::testing::FaultDecision on_request(zklock::testing::Operation op, std::string_view) override {
     const auto i = static_cast<std::size_t>(op);
     if (i < kOps) counts_[i].fetch_add(1, std::memory_order_relaxed);
-    return zklock::FaultDecision::pass();
+    return zklock::testing::FaultDecision::pass();
   }
   std::array<std::int64_t, kOps> snapshot() const {
     std::array<std::int64_t, kOps> out{};
@@ -49,10 +50,6 @@ zklock::SessionOptions session_options(const BenchOptions& o) {
   so.connect = o.connect;
   so.session_timeout = std::chrono::milliseconds(o.session_timeout_ms);
   so.connect_timeout = 15s;
-  if (o.count_requests) {
-    if (!g_counting_hook) g_counting_hook = std::make_shared<CountingHook>();
-    so.fault_hook = g_counting_hook;
-  }
   // stdout carries the one JSON line; stderr stays quiet unless --verbose.
   so.log_level = o.verbose ? zklock::LogLevel::kWarn : zklock::LogLevel::kError;
   const bool verbose = o.verbose;
@@ -60,6 +57,13 @@ zklock::SessionOptions session_options(const BenchOptions& o) {
     if (verbose) std::fprintf(stderr, "zklock: %.*s\n", static_cast<int>(line.size()), line.data());
   };
   return so;
+}
+
+// A Session with the options above; with --count-requests, its requests pass the counting hook.
+std::unique_ptr<zklock::Session> open_session(const BenchOptions& o) {
+  if (!o.count_requests) return std::make_unique<zklock::Session>(session_options(o));
+  if (!g_counting_hook) g_counting_hook = std::make_shared<CountingHook>();
+  return zklock::testing::open_session(session_options(o), g_counting_hook);
 }
 
 std::string lock_path(const BenchOptions& o) {
@@ -117,7 +121,7 @@ struct ServerWindow {
     static const char* const names[CountingHook::kOps] = {
         "req_create_per_acq",   "req_delete_per_acq",        "req_get_data_per_acq",
         "req_set_data_per_acq", "req_get_children_per_acq",  "req_exists_per_acq",
-        "req_multi_per_acq",    "req_remove_watches_per_acq"};
+        "req_multi_per_acq",    "req_remove_watches_per_acq", "req_sync_per_acq"};
     for (std::size_t i = 0; i < CountingHook::kOps; ++i) {
       out.number(names[i], static_cast<double>(hook_after[i] - hook_before[i]) / n, 3);
     }
@@ -215,7 +219,8 @@ std::int64_t heap_in_use() {
 void run_uncontended(const BenchOptions& o, JsonLine& out) {
   const int iters = o.iterations > 0 ? o.iterations : 2000;
   const std::string path = lock_path(o);
-  zklock::Session session(session_options(o));
+  const auto session_owner = open_session(o);
+  zklock::Session& session = *session_owner;
   const bool created = ensure_path(session, path);
   std::vector<std::int64_t> lat;
   lat.reserve(static_cast<std::size_t>(iters));
@@ -252,7 +257,8 @@ void run_contended(const BenchOptions& o, JsonLine& out) {
   const int n = o.clients > 0 ? o.clients : 16;
   const int iters = o.iterations > 0 ? o.iterations : 60;
   const std::string path = lock_path(o);
-  zklock::Session admin(session_options(o));
+  const auto admin_owner = open_session(o);
+  zklock::Session& admin = *admin_owner;
   const bool created = ensure_path(admin, path);
 
   std::atomic<int> inside{0};
@@ -266,7 +272,7 @@ void run_contended(const BenchOptions& o, JsonLine& out) {
     workers.threads.emplace_back([&, i] {
       auto& session = workers.sessions[static_cast<std::size_t>(i)];
       try {
-        session = std::make_unique<zklock::Session>(session_options(o));
+        session = open_session(o);
       } catch (const std::exception& e) {
         workers.error.set(std::string("session: ") + e.what());
       }
@@ -332,7 +338,8 @@ void run_queue(const BenchOptions& o, JsonLine& out) {
   const int n = o.clients > 0 ? o.clients : 16;
   const int rounds = o.iterations > 0 ? o.iterations : 1;
   const std::string path = lock_path(o);
-  zklock::Session main_session(session_options(o));
+  const auto main_session_owner = open_session(o);
+  zklock::Session& main_session = *main_session_owner;
   const bool created = ensure_path(main_session, path);
   zklock::Mutex main_mutex(main_session, path);
 
@@ -352,7 +359,7 @@ void run_queue(const BenchOptions& o, JsonLine& out) {
     workers.threads.emplace_back([&, i] {
       auto& session = workers.sessions[static_cast<std::size_t>(i)];
       try {
-        session = std::make_unique<zklock::Session>(session_options(o));
+        session = open_session(o);
       } catch (const std::exception& e) {
         workers.error.set(std::string("session: ") + e.what());
       }
@@ -526,7 +533,8 @@ void run_many(const BenchOptions& o, JsonLine& out) {
   mallopt(M_ARENA_MAX, 1);
   const int n = o.clients > 0 ? o.clients : 1000;
   const std::string base = lock_path(o);
-  zklock::Session session(session_options(o));
+  const auto session_owner = open_session(o);
+  zklock::Session& session = *session_owner;
   const bool created = ensure_path(session, base);
   std::vector<std::string> paths;
   paths.reserve(static_cast<std::size_t>(n));

@@ -1,0 +1,26 @@
+#include "lock_node_name.h"
+
+#include <algorithm>
+
+#include "zklock/contender.h"
+
+namespace zklock::detail {
+
+std::string lock_node_prefix(const std::string& uuid) { return "_c_" + uuid + "-lock-"; }
+
+std::vector<std::string> own_nodes(const std::vector<std::string>& children, const std::string& uuid) {
+  const std::string prefix = lock_node_prefix(uuid);
+  std::vector<std::string> ours;
+  for (const auto& child : children) {
+    if (child.size() > prefix.size() && child.compare(0, prefix.size(), prefix) == 0 &&
+        parse_contender_name(child)) {
+      ours.push_back(child);
+    }
+  }
+  std::sort(ours.begin(), ours.end(), [](const std::string& a, const std::string& b) {
+    return parse_contender_name(a)->sequence < parse_contender_name(b)->sequence;
+  });
+  return ours;
+}
+
+}  // namespace zklock::detail

@@ -1,0 +1,17 @@
+// The names of zklock's lock nodes (internal): Apache Curator's "protected" form,
+// "_c_<uuid>-lock-<sequence>", so that Curator's InterProcessMutex queues with us on one path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace zklock::detail {
+
+/// Returns: the name a lock node of attempt `uuid` is created with; ZooKeeper appends the sequence.
+std::string lock_node_prefix(const std::string& uuid);
+
+/// Returns: the names among `children` that attempt `uuid` created, lowest sequence first (after a
+/// lost create reply there may be more than one).
+std::vector<std::string> own_nodes(const std::vector<std::string>& children, const std::string& uuid);
+
+}  // namespace zklock::detail
