@@ -172,9 +172,10 @@ TEST(MutexCleanupTest, AReleaseRefusedForGoodIsReportedAndDoesNotBlockOurNextLoc
   };
   Mutex m(s, path, mo);
   m.lock();
-  {
+  const std::string node = m.acquisition()->node_path;  // not under `mutex`: the hook takes it
+  {                                                      // while the Mutex holds its own lock
     std::lock_guard lock(mutex);
-    first_node = m.acquisition()->node_path;
+    first_node = node;
   }
   m.unlock();
   ASSERT_TRUE(wait_until([&] {

@@ -3,7 +3,7 @@
 #include <mutex>
 #include <thread>
 
-#include "child_process_deadline.h"
+#include "run_with_deadline.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
@@ -33,17 +33,18 @@ class RefuseFirst : public FaultHook {
 
 // Issue 12, item 6: the heartbeat is sent with the session's lock held; a refusal completed on the
 // same thread used to re-take that lock and hang the constructor (and close()) for ever.
+// (Fails on acef218 by hanging.)
 TEST(SessionRobustnessTest, ARequestRefusedOnTheSpotDoesNotHangTheSession) {
   auto server = shared_server();
-  const auto outcome = run_in_child([&] {
+  const bool connected = run_with_deadline([&] {
     SessionOptions o = options_for(server.connect);
     auto s_owner = open_session(o, std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state));
     Session& s = *s_owner;
     const bool connected = s.state() == SessionState::kConnected;
     s.close();
     return connected;
-  }, 30s);
-  EXPECT_EQ(outcome, ChildOutcome::kPassed) << to_string(outcome);
+  }, 30s, "Session with a refused heartbeat");
+  EXPECT_TRUE(connected);
 }
 
 // Issue 12, item 16 (and issue 11): options sized for the requested timeout must be fitted to the
