@@ -483,23 +483,35 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
             zoo_aremove_all_watches(zh_, ctx->path.c_str(), ZWATCHTYPE_DATA, 0, completion, ctx));
 }
 
-bool ClientConnection::force_reconnect() {
-  std::lock_guard lock(mutex_);
-  if (closed_ || zh_ == nullptr) return false;
-  const int state = zoo_state(zh_);
-  if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return false;
-  if (state == 0) return true;  // between two attempts: the next one opens a new socket anyway
-  // The C client has no "reconnect now". Its server-list update closes the connection when it
-  // decides to move this client: with our list written twice, it does so with probability 1/2
-  // (the load-balancing rule for a grown list); written once again, it stays where it is. The
-  // session, its ephemerals and its watches are untouched: the next connection resumes them.
-  const std::string twice = hosts_ + "," + hosts_;
+bool ClientConnection::force_reconnect(bool even_if_connected) {
   bool moved = false;
-  for (int attempt = 0; attempt < 48 && !moved; ++attempt) {
-    zoo_set_servers(zh_, twice.c_str());
-    moved = zoo_state(zh_) == ZOO_NOTCONNECTED_STATE;
-    zoo_set_servers(zh_, hosts_.c_str());
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || zh_ == nullptr) return false;
+    const int state = zoo_state(zh_);
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return false;
+    if (state == 0) return false;  // between two attempts: the next one opens a new socket anyway
+    const bool up = state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE;
+    if (up && !even_if_connected) return false;  // it got through meanwhile
+    // The C client has no "reconnect now". Its server-list update closes the connection when it
+    // decides to move this client: with our list written twice, it does so with probability 1/2
+    // (the load-balancing rule for a grown list); written once again, it stays where it is. The
+    // session, its ephemerals and its watches are untouched: the next connection resumes them.
+    // (The C client keeps the requests it had sent on the old connection waiting; the first answer
+    // on the new one then mismatches their order and it drops that connection and fails them
+    // once more - a second, ordinary reconnect. SessionCore waits for an answer before it counts
+    // the new connection.)
+    const std::string twice = hosts_ + "," + hosts_;
+    for (int attempt = 0; attempt < 48 && !moved; ++attempt) {
+      zoo_set_servers(zh_, twice.c_str());
+      moved = zoo_state(zh_) == ZOO_NOTCONNECTED_STATE;
+      zoo_set_servers(zh_, hosts_.c_str());
+    }
   }
+  // The C client's I/O thread may sleep in poll() on the closed socket for up to a third of the
+  // session timeout; a queued request wakes it, and it connects at once. (Its answer, on the new
+  // connection, is a heartbeat like any other.)
+  if (moved) exists("/", [](OpResult&&) {});
   return moved;
 }
 

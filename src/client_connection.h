@@ -174,8 +174,9 @@ class ClientConnection {
   /// Makes the C client drop its connection and connect afresh at once (to the next server of the
   /// list), keeping the session, its ephemeral nodes and its watches: for a connection that stopped
   /// answering, instead of waiting for TCP's retransmission and SYN backoff. Requests in flight
-  /// fail with connection_loss. Returns false if the connection could not be made to reconnect.
-  bool force_reconnect();
+  /// fail with connection_loss. A connection that is up is left alone unless `even_if_connected`.
+  /// Returns: true if the old connection was dropped (every later one was opened after this call).
+  bool force_reconnect(bool even_if_connected);
 
   /// Fails every pending request now with `code` (their contexts stay alive for the C client).
   void fail_pending(Errc code);

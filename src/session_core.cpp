@@ -40,6 +40,8 @@ struct SessionCore::Actions {
   std::string probe_path = "/";
   ProbeId probe = 0;
   bool reconnect = false;
+  bool reconnect_connected = false;  // also drop a connection that is up (it stopped answering)
+  bool credit_reconnect = false;     // a connection opened after the drop may be credited
   bool learn_route = false;
   BootClock::time_point wake_at = BootClock::time_point::max();
 };
@@ -187,6 +189,13 @@ void SessionCore::on_answered(const Answer& answer) {
                                                              : negotiated_timeout() / 2;
     confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
   }
+  if (reconnect_credit_ && answer.epoch > credit_epoch_) {
+    // A connection opened after our drop has answered: its connect request was counted.
+    confirmation_.on_counted(*reconnect_credit_);
+    reconnect_credit_.reset();
+    confirm_locked(confirmation_.confirmed());
+    wake_monitor();
+  }
   if (auto advanced = confirmation_.on_answered(answer.epoch, answer.sent, answer.via_leader)) {
     confirm_locked(advanced);
     if (state_.load() != SessionState::kConnected) wake_monitor();
@@ -220,11 +229,11 @@ void SessionCore::on_connection_event(unsigned generation, ConnectionEvent event
       // The server (the leader, or a follower revalidating with it) touched the session when it
       // took our connect request, which left after the generation began - or after our forced
       // reconnect: a sign of life we know the send time of.
-      std::optional<BootClock::time_point> credit =
-          ever_connected_ ? reconnect_credit_ : std::optional(generation_started_);
-      reconnect_credit_.reset();
+      // (After our own drop, see on_answered: counted once the new connection has answered.)
+      if (!ever_connected_ && confirmation_.on_counted(generation_started_)) {
+        confirm_locked(confirmation_.confirmed());
+      }
       ever_connected_ = true;
-      if (credit && confirmation_.on_counted(*credit)) confirm_locked(confirmation_.confirmed());
       heartbeat_requested_ = true;  // prove the session lives: answered requests, not events
       break;
     }
@@ -365,14 +374,11 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
   }
   if (d.force_reconnect) {
     last_reconnect_ = now;
-    // A connect request sent on the new connection leaves after now. A handshake that was already
-    // under way might complete instead, with a request sent earlier: no credit for those.
-    if (phase_ != LinkPhase::kAssociating) reconnect_credit_ = now;
-    phase_ = LinkPhase::kConnecting;
-    phase_since_ = now;
-    connected_.store(false);
-    heartbeat_pending_.reset();  // it fails with the connection
     a.reconnect = true;
+    a.reconnect_connected = phase_ == LinkPhase::kConnected;
+    // A handshake that was under way might complete instead of the new connection, with a connect
+    // request sent before the drop: no credit after those.
+    a.credit_reconnect = phase_ != LinkPhase::kAssociating;
   }
   if (phase_ == LinkPhase::kConnected && !route_known_ && !route_query_in_flight_ && !chrooted_) {
     route_query_in_flight_ = true;
@@ -442,7 +448,25 @@ void SessionCore::monitor_loop() {
     lock.unlock();
 
     if (actions.connection) {
-      if (actions.reconnect) actions.connection->force_reconnect();
+      if (actions.reconnect) {
+        const auto dropped_at = BootClock::now();
+        const std::uint64_t epoch = actions.connection->epoch();
+        if (actions.connection->force_reconnect(actions.reconnect_connected)) {
+          std::lock_guard relock(mutex_);
+          if (actions.generation == generation_.load()) {
+            // Every connection from now on was opened after dropped_at: its connect request, which
+            // the leader counts as a sign of life, left after it.
+            if (actions.credit_reconnect) {
+              reconnect_credit_ = dropped_at;
+              credit_epoch_ = epoch;
+            }
+            phase_ = LinkPhase::kConnecting;
+            phase_since_ = dropped_at;
+            connected_.store(false);
+            heartbeat_pending_.reset();  // it failed with the connection
+          }
+        }
+      }
       if (actions.heartbeat) {
         send_heartbeat(actions.connection, actions.generation, actions.heartbeat_with_sync,
                        actions.probe_path, actions.probe);

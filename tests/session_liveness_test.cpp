@@ -1,0 +1,95 @@
+// zklock::Session's liveness machinery against real servers: which requests its heartbeats are
+// (a standalone server confirms every answer; on an ensemble only what went through the leader
+// counts, so heartbeats carry a sync), and the forced reconnects while a connection is silent.
+// The kernel-made faults (a follower cut from its leader, blips with real TCP) are in
+// tests/netfaults.
+#include <array>
+#include <atomic>
+
+#include "support/fault_proxy.h"
+#include "support/zk_ensemble.h"
+#include "test_env.h"
+#include "zklock/testing/fault_hook.h"
+#include "zklock/zklock.h"
+
+namespace zklock::testing {
+namespace {
+
+class CountingHook : public FaultHook {
+ public:
+  FaultDecision on_request(Operation op, std::string_view) override {
+    counts_[static_cast<std::size_t>(op)].fetch_add(1);
+    return FaultDecision::pass();
+  }
+  int count(Operation op) const { return counts_[static_cast<std::size_t>(op)].load(); }
+
+ private:
+  std::array<std::atomic<int>, 16> counts_{};
+};
+
+TEST(SessionLivenessTest, AStandaloneServerIsHeartbeatWithPlainReads) {
+  auto server = shared_server();
+  if (using_external_server()) GTEST_SKIP() << "the external server may be an ensemble";
+  auto hook = std::make_shared<CountingHook>();
+  auto session = open_session(options_for(server.connect, 2000ms), hook);
+  // Heartbeats every T/10 = 200 ms on an idle session.
+  ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kExists) >= 5; }, 10s));
+  // At most the first heartbeat, sent before the server's answer on /zookeeper/config arrived.
+  EXPECT_LE(hook->count(Operation::kSync), 1);
+  EXPECT_EQ(session->state(), SessionState::kConnected);
+}
+
+TEST(SessionLivenessTest, AnEnsembleIsHeartbeatThroughTheLeader) {
+  if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
+  auto ensemble = ZkEnsemble::start(3);
+  auto hook = std::make_shared<CountingHook>();
+  // Connected to one follower: only answers that went through the leader keep the session alive.
+  int follower = -1;
+  for (int i = 0; i < ensemble->size() && follower < 0; ++i) {
+    if (ensemble->mode(i) == "follower") follower = i;
+  }
+  ASSERT_GE(follower, 0);
+  auto session = open_session(options_for(ensemble->node_connect_string(follower), 4000ms), hook);
+  ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kSync) >= 5; }, 15s));
+  // Each heartbeat is a sync and a read behind it.
+  EXPECT_GE(hook->count(Operation::kExists), 5);
+  // It stays Connected: the syncs' answers confirm the session at the leader.
+  const auto until = std::chrono::steady_clock::now() + 2 * session->negotiated_timeout();
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(session->state(), SessionState::kConnected);
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(session->generation(), 1u);
+}
+
+// While a connection is silent and the session Suspended, zklock forces a fresh connection (then,
+// while TCP cannot connect, every reconnect_interval) instead of waiting for the C client's own
+// timeout (2/3 T) and TCP's backoff; the session, its id and its locks stay. Behind this user-space
+// proxy a new TCP connection always succeeds and its handshake hangs, so here the next one is
+// forced only once that handshake has hung for suspend_after; tests/netfaults shows the 150 ms
+// rhythm against a real partition.
+TEST(SessionLivenessTest, ASilentConnectionIsReplacedBeforeTheClientWouldAndTheSessionKept) {
+  auto server = shared_server();
+  auto proxy = FaultProxy::start("127.0.0.1", server.port);
+  Session s(options_for(proxy->connect_string(), 12000ms));
+  const std::string path = unique_path("forced-reconnect");
+  Mutex m(s, path);
+  m.lock();
+  const auto id = s.session_id();
+  const std::size_t before = proxy->accepted();
+  proxy->blackhole();
+  // suspend_after = T/3 = 4 s of silence: a new connection then. The C client alone would give up
+  // on its connection only after 2/3 T = 8 s.
+  EXPECT_TRUE(wait_until([&] { return proxy->accepted() > before; }, 6500ms))
+      << "no new connection before the C client's own timeout";
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
+  proxy->heal(Heal::kResetDamaged);
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));
+  EXPECT_EQ(s.session_id(), id);
+  EXPECT_EQ(s.generation(), 1u);
+  EXPECT_EQ(m.state(), LockState::kHeld);
+  m.unlock();
+}
+
+}  // namespace
+}  // namespace zklock::testing
