@@ -81,8 +81,10 @@ class Error : public std::system_error {
   Errc errc() const noexcept { return static_cast<Errc>(code().value()); }
 };
 
-/// The connection broke (or a request timed out) before the answer came: the request may have been
-/// applied. Retrying a create blindly can leave a duplicate; zklock's own recipes never do.
+/// The answer to a request that was sent did not come - the connection broke, the request timed
+/// out, or (Mutex::commit_fenced) the session was Lost or closed while it was on its way: the
+/// request may have been applied. errc() says which. Retrying a create blindly can leave a
+/// duplicate; zklock's own recipes never do.
 class ConnectionLossError : public Error {
   using Error::Error;
 };
@@ -101,6 +103,8 @@ class InvalidArgumentError : public Error {
  public:
   explicit InvalidArgumentError(const std::string& what) : Error(Errc::invalid_argument, what) {}
 };
+/// The lock is not held any more, and - from Mutex::commit_fenced - nothing was written: the multi
+/// was refused before it was sent, or the server answered that the lock node is gone.
 class LockLostError : public Error {
  public:
   explicit LockLostError(const std::string& what) : Error(Errc::lock_lost, what) {}
