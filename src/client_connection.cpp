@@ -129,6 +129,19 @@ bool unanswered(Errc rc) {
          rc == Errc::invalid_state || rc == Errc::session_expired;
 }
 
+// ZRUNTIMEINCONSISTENCY is a multi's answer when one of its operations failed (the others carry it,
+// the failing one its own code), and also what the C client fails every pending request with when
+// it drops a connection whose answers came out of order (as ZMARSHALLINGERROR when it could not
+// read one). Only a failed multi carries another code.
+bool dropped_by_client(const OpResult& r) {
+  if (r.rc == Errc::marshalling_error) return true;
+  if (r.rc != Errc::runtime_inconsistency) return false;
+  for (const Errc e : r.multi_results) {
+    if (e != Errc::ok && e != Errc::runtime_inconsistency) return false;
+  }
+  return true;
+}
+
 ClientConnection::OpContext* as_ctx(const void* data) {
   return static_cast<ClientConnection::OpContext*>(const_cast<void*>(data));
 }
@@ -212,7 +225,18 @@ WatchEventType watch_type(int type) {
   return WatchEventType::kNotWatching;
 }
 
-std::string hosts_of(const std::string& connect) { return connect.substr(0, connect.find('/')); }
+// The host list the C client gets. A single host is listed twice: after the C client drops a
+// connection it moves to the next host at once, but after the last one it pauses T/60 ("tried all
+// servers") - and each forced reconnect ends with one such drop (see force_reconnect).
+std::string client_hosts(const std::string& connect) {
+  const std::string hosts = connect.substr(0, connect.find('/'));
+  return hosts.find(',') == std::string::npos ? hosts + "," + hosts : hosts;
+}
+
+std::string chroot_of(const std::string& connect) {
+  const auto slash = connect.find('/');
+  return slash == std::string::npos ? std::string() : connect.substr(slash);
+}
 
 }  // namespace
 
@@ -223,9 +247,10 @@ ClientConnection::ClientConnection(const std::string& connect,
     : generation_(generation),
       listener_(listener),
       fault_hook_(std::move(fault_hook)),
-      hosts_(hosts_of(connect)) {
+      hosts_(client_hosts(connect)) {
   errno = 0;
-  zh_ = zookeeper_init2(connect.c_str(), &on_global, static_cast<int>(session_timeout.count()),
+  const std::string client_connect = hosts_ + chroot_of(connect);
+  zh_ = zookeeper_init2(client_connect.c_str(), &on_global, static_cast<int>(session_timeout.count()),
                         nullptr, this, ZOO_NO_LOG_CLIENTENV, log_callback);
   if (zh_ == nullptr) {
     throw InvalidArgumentError("connect string \"" + connect +
@@ -328,6 +353,7 @@ void ClientConnection::submitted(Submission& submission, OpContext* ctx, int rc)
   Completion done = std::move(it->second->done);
   if (it->second->watch_id != 0) forget_watch_locked(it->second->watch_id);
   pending_.erase(it);
+  if (pending_.empty()) drained_.notify_all();
   submission.fail(std::move(done), static_cast<Errc>(rc));
 }
 
@@ -523,6 +549,12 @@ void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
     std::lock_guard lock(mutex_);
     auto it = pending_.find(ctx->id);
     if (it == pending_.end()) return;
+    if (dropped_by_client(result)) {
+      // The C client dropped the connection (it found the server's answers out of the order it
+      // expected) and failed what it had sent with ZRUNTIMEINCONSISTENCY: the outcome is unknown,
+      // exactly as after a connection loss.
+      result = OpResult{Errc::connection_loss, {}, {}, {}, {}};
+    }
     answered = !unanswered(result.rc) && !ctx->lose_reply;
     if (ctx->lose_reply) result = OpResult{ctx->lose_code, {}, {}, {}, {}};
     // A read that set no watch (the node is missing, or the answer never came) leaves no watch
@@ -532,6 +564,7 @@ void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
     const bool already = ctx->delivered;
     if (!already) done = std::move(ctx->done);
     pending_.erase(it);  // frees ctx
+    if (pending_.empty()) drained_.notify_all();
     if (already) return;
   }
   if (answered) listener_.on_answered(answer);
@@ -585,10 +618,16 @@ void ClientConnection::fail_pending(Errc code) {
 void ClientConnection::close(Errc code) {
   zhandle_t* zh;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (closed_) return;
-    closed_ = true;
+    closed_ = true;  // no new requests from here on
     zh = zh_;
+    // zookeeper_close may drop the completions of requests still in flight without calling them -
+    // and without freeing them. Over a live connection their answers are a round trip away: let
+    // them come (briefly; a connection that does not answer is not waited for).
+    if (zh && (zoo_state(zh) == ZOO_CONNECTED_STATE || zoo_state(zh) == ZOO_READONLY_STATE)) {
+      drained_.wait_for(lock, kCloseDrainWait, [&] { return pending_.empty(); });
+    }
   }
   // Outside our lock: completions running on the C client's thread during close take it.
   if (zh) zookeeper_close(zh);

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -203,7 +204,10 @@ class ClientConnection {
   const std::shared_ptr<testing::FaultHook> fault_hook_;
   const std::string hosts_;  // the connect string without its chroot (force_reconnect)
 
+  static constexpr std::chrono::milliseconds kCloseDrainWait{500};
+
   mutable std::mutex mutex_;  // guards zh_ use vs close, pending_, watches_, next_id_
+  std::condition_variable drained_;  // pending_ became empty
   zhandle_t* zh_ = nullptr;
   bool closed_ = false;
   std::uint64_t next_id_ = 1;
