@@ -434,8 +434,9 @@ void ClientConnection::sync(const std::string& path, Completion done) {
 }
 
 void ClientConnection::add_digest_auth(const std::string& user_password, Completion done) {
+  const FaultDecision decision = consult_hook(Operation::kAddAuth, {});
   Submission submission(*this);
-  OpContext* ctx = begin(submission, Operation::kExists, {}, done, FaultDecision::pass(), false);
+  OpContext* ctx = begin(submission, Operation::kAddAuth, {}, done, decision, false);
   if (!ctx) return;
   ctx->data = user_password;
   submitted(submission, ctx,

@@ -34,6 +34,7 @@
 
 #include "boot_clock.h"
 #include "log_router.h"
+#include "zklock/acl.h"
 #include "zklock/errors.h"
 #include "zklock/node_stat.h"
 #include "zklock/testing/fault_hook.h"
@@ -51,24 +52,10 @@ enum class NodeMode {
   kContainer = 4,
 };
 
-/// One ACL entry: `permissions` (a ZooKeeper permission bit set) granted to `scheme`:`id`.
-struct AclEntry {
-  int permissions = 0;
-  std::string scheme;
-  std::string id;
-};
-/// The ACL a created node gets. Empty: open to anyone (world:anyone, all permissions).
-using Acl = std::vector<AclEntry>;
-
-/// ZooKeeper's permission bits (checked against the C client's in client_connection.cpp).
-namespace permission {
-inline constexpr int kRead = 1 << 0;
-inline constexpr int kWrite = 1 << 1;
-inline constexpr int kCreate = 1 << 2;
-inline constexpr int kDelete = 1 << 3;
-inline constexpr int kAdmin = 1 << 4;
-inline constexpr int kAll = kRead | kWrite | kCreate | kDelete | kAdmin;
-}  // namespace permission
+// The ACL a created node gets (zklock/acl.h); empty: open to anyone (world:anyone, all).
+using zklock::Acl;
+using zklock::AclEntry;
+namespace permission = zklock::permission;
 
 struct OpResult {
   Errc rc = Errc::ok;

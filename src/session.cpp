@@ -39,6 +39,19 @@ void validate_options(const SessionOptions& o) {
   if (o.credentials && (o.credentials->user.empty() || o.credentials->user.find(':') != std::string::npos)) {
     throw InvalidArgumentError("DigestCredentials::user must be non-empty and contain no ':'");
   }
+  if (o.node_acl) {
+    if (o.node_acl->empty()) throw InvalidArgumentError("SessionOptions::node_acl must not be empty");
+    for (const auto& entry : *o.node_acl) {
+      if (entry.scheme == "auth" && !o.credentials) {
+        throw InvalidArgumentError(
+            "SessionOptions::node_acl names the creator (scheme \"auth\"), which needs credentials");
+      }
+      if (entry.scheme.empty() || (entry.permissions & ~permission::kAll) != 0 || entry.permissions == 0) {
+        throw InvalidArgumentError("SessionOptions::node_acl: an entry needs a scheme and permissions "
+                                   "among zklock::permission::kAll");
+      }
+    }
+  }
 }
 
 // Turns a failed OpResult into the exception its code calls for.
@@ -65,12 +78,17 @@ Session::Session(SessionOptions options, std::shared_ptr<testing::FaultHook> hoo
   auto core = std::make_shared<detail::SessionCore>(std::move(options), std::move(hook));
   core->start();
   const auto& o = core->options();
-  if (!core->wait_connected(o.connect_timeout)) {
+  const Errc ready = core->wait_ready(o.connect_timeout);
+  if (ready != Errc::ok) {
     core->close();
-    throw ConnectionLossError(Errc::connection_loss,
-                              "zklock::Session: no ZooKeeper server at \"" + o.connect +
-                                  "\" answered within " + std::to_string(o.connect_timeout.count()) +
-                                  " ms");
+    if (ready == Errc::connection_loss) {
+      throw ConnectionLossError(Errc::connection_loss,
+                                "zklock::Session: no ZooKeeper server at \"" + o.connect +
+                                    "\" answered within " +
+                                    std::to_string(o.connect_timeout.count()) + " ms");
+    }
+    throw NotAuthorizedError(ready, "zklock::Session: the server refused the credentials of user \"" +
+                                        o.credentials->user + "\"");
   }
   // Listeners added from here on see later transitions only, not the initial Connected.
   core->flush_events(o.connect_timeout);
@@ -127,13 +145,13 @@ std::string Session::create(const std::string& path, const std::string& data, Cr
          slash = path.find('/', slash + 1)) {
       const std::string ancestor = path.substr(0, slash);
       auto r = core_->call([&](detail::ClientConnection& h, detail::Completion done) {
-        h.create(ancestor, {}, detail::NodeMode::kPersistent, {}, std::move(done));
+        h.create(ancestor, {}, detail::NodeMode::kPersistent, core_->node_acl(), std::move(done));
       }, core_->negotiated_timeout());
       if (r.rc != Errc::ok && r.rc != Errc::node_exists) fail(r, "create", ancestor);
     }
   }
   auto r = core_->call([&](detail::ClientConnection& h, detail::Completion done) {
-    h.create(path, data, node_mode(mode), {}, std::move(done));
+    h.create(path, data, node_mode(mode), core_->node_acl(), std::move(done));
   }, core_->negotiated_timeout());
   if (r.rc != Errc::ok) fail(r, "create", path);
   return r.value;

@@ -50,7 +50,8 @@ SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultH
     : options_(std::move(options)),
       fault_hook_(std::move(fault_hook)),
       chrooted_(options_.connect.find('/') != std::string::npos),
-      node_acl_(),
+      node_acl_(options_.node_acl ? *options_.node_acl
+                                  : options_.credentials ? creator_all_world_read() : Acl()),
       log_slot_(options_.log_sink, options_.log_level),
       timeout_ms_(options_.session_timeout.count()),
       lost_deadline_ns_(kNoDeadline) {
@@ -133,10 +134,27 @@ void SessionCore::open_generation_locked(unsigned generation) {
   connection_ = std::make_shared<ClientConnection>(options_.connect, options_.session_timeout,
                                                    generation, *this, log_slot_.callback(),
                                                    fault_hook_);
+  credentials_pending_ = options_.credentials.has_value();
+  credentials_refused_ = Errc::ok;
   if (options_.credentials) {
     // A refusal on the spot completes on the monitor thread (defer), never here.
-    connection_->add_digest_auth(options_.credentials->user + ":" + options_.credentials->password,
-                                 [](OpResult&&) {});
+    connection_->add_digest_auth(
+        options_.credentials->user + ":" + options_.credentials->password,
+        [this, generation](OpResult&& r) {
+          std::lock_guard lock(mutex_);
+          if (generation != generation_.load()) return;
+          // The C client completes it again on each reconnect only if it was re-sent: once is
+          // enough to know whether the server takes our credentials.
+          credentials_pending_ = false;
+          if (r.rc != Errc::ok && r.rc != Errc::connection_loss && r.rc != Errc::closing) {
+            credentials_refused_ = r.rc;
+            log_slot_.log(LogLevel::kError, std::string("the server refused the credentials of user \"") +
+                                                 options_.credentials->user + "\": " +
+                                                 make_error_code(r.rc).message());
+          }
+          ++changes_;
+          changed_.notify_all();
+        });
   }
   ++changes_;
   changed_.notify_all();
@@ -625,6 +643,18 @@ bool SessionCore::wait_connected(milliseconds timeout) {
   });
   if (closed_.load()) throw ClosedError(Errc::closed, "zklock::Session::wait_connected");
   return state_.load() == SessionState::kConnected;
+}
+
+Errc SessionCore::wait_ready(milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [&] {
+    return closed_.load() || credentials_refused_ != Errc::ok ||
+           (state_.load() == SessionState::kConnected && !credentials_pending_);
+  });
+  if (closed_.load()) return Errc::closed;
+  if (credentials_refused_ != Errc::ok) return credentials_refused_;
+  return state_.load() == SessionState::kConnected && !credentials_pending_ ? Errc::ok
+                                                                           : Errc::connection_loss;
 }
 
 void SessionCore::wait_change(std::uint64_t seen_changes, SteadyClock::time_point deadline) {

@@ -69,6 +69,10 @@ class SessionCore final : public ConnectionListener {
   /// True while the current connection is up (requests go out now).
   bool connected() const noexcept { return connected_.load(); }
   bool wait_connected(std::chrono::milliseconds timeout);
+  /// Waits until Connected and, with credentials, until the server has answered them, or
+  /// `timeout` passes. Returns: ok; connection_loss on timeout; the server's refusal (e.g.
+  /// auth_failed) if it refused the credentials; closed after close().
+  Errc wait_ready(std::chrono::milliseconds timeout);
   /// Waits until something changes (state, generation, connection) or `deadline`.
   void wait_change(std::uint64_t seen_changes, SteadyClock::time_point deadline);
   std::uint64_t changes() const noexcept { return changes_.load(); }
@@ -166,6 +170,8 @@ class SessionCore final : public ConnectionListener {
   std::uint64_t credit_epoch_ = 0;
   BootClock::time_point generation_started_{};
   bool warned_fitted_down_ = false;
+  bool credentials_pending_ = false;  // this generation's credentials not answered yet
+  Errc credentials_refused_ = Errc::ok;
 
   std::atomic<SessionState> state_{SessionState::kConnecting};
   std::atomic<unsigned> generation_{0};

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "zklock/acl.h"
 #include "zklock/log.h"
 
 namespace zklock {
@@ -28,8 +29,15 @@ struct SessionOptions {
   /// Lost may take before its operations fail).
   std::chrono::milliseconds connect_timeout{15'000};
 
-  /// Digest credentials (user:password), added to the session and re-added on reconnect.
+  /// Digest credentials (user:password), added to the session and re-added on reconnect. The
+  /// Session's constructor throws NotAuthorizedError if the server refuses them.
   std::optional<DigestCredentials> credentials;
+
+  /// The ACL of every node zklock creates: lock nodes, and the parents of a lock path it creates
+  /// (see acl.h for why both). Unset: creator_all_world_read() with credentials, open_acl()
+  /// without. An ACL naming the creator ("auth") needs credentials: the constructor throws
+  /// InvalidArgumentError otherwise.
+  std::optional<Acl> node_acl;
 
   /// The C client's log lines go here (default: stderr, prefixed "zklock: ").
   LogSink log_sink;

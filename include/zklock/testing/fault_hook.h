@@ -31,6 +31,7 @@ enum class Operation {
   kMulti,
   kRemoveWatches,
   kSync,
+  kAddAuth,  // adding the session's credentials (path: empty)
 };
 
 struct FaultDecision {

@@ -1,0 +1,149 @@
+// Locks no one else can break: the ACL of the nodes zklock creates, and credentials the server
+// refuses, against a real server.
+#include <atomic>
+#include <mutex>
+
+#include "mutex_waiter.h"
+#include "test_env.h"
+#include "zklock/testing/fault_hook.h"
+#include "zklock/zklock.h"
+
+namespace zklock::testing {
+namespace {
+
+SessionOptions with_credentials(SessionOptions o, const std::string& user, const std::string& password) {
+  o.credentials = DigestCredentials{user, password};
+  return o;
+}
+
+// A fresh base path, created open by a session without credentials: the shared ancestors
+// (/zklock-test) stay open for the other tests of this process.
+std::string open_base(const std::string& connect, const std::string& stem) {
+  const std::string base = unique_path(stem);
+  Session admin(options_for(connect));
+  admin.create(base, {}, CreateMode::kPersistent, true);
+  return base;
+}
+
+template <class Fn>
+Errc error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.errc();
+  }
+  return Errc::ok;
+}
+
+TEST(SessionAclTest, WithCredentialsNoOneElseCanBreakTheLock) {
+  auto server = shared_server();
+  const std::string base = open_base(server.connect, "acl") + "/app";
+  const std::string path = base + "/locks/job";
+  Session holder_session(with_credentials(options_for(server.connect), "app", "secret"));
+  Mutex holder(holder_session, path);
+  holder.lock();
+  const std::string node = holder.acquisition()->node_path;
+
+  Session intruder(options_for(server.connect));  // no credentials
+  // Reading is allowed: `zklock status` works for anyone.
+  EXPECT_EQ(lock_children(intruder, path).size(), 1u);
+  EXPECT_TRUE(intruder.get(node).has_value());
+  // Breaking is not: the held node, its data, the lock path and the parents zklock created.
+  EXPECT_EQ(error_of([&] { intruder.remove(node); }), Errc::no_auth);
+  EXPECT_EQ(error_of([&] { intruder.set(node, "mine now"); }), Errc::no_auth);
+  EXPECT_EQ(error_of([&] { intruder.set(path, "x"); }), Errc::no_auth);
+  EXPECT_EQ(error_of([&] { intruder.set(base, "x"); }), Errc::no_auth);
+  EXPECT_THROW(intruder.remove(node), NotAuthorizedError);
+  // Nor queue behind it, or in front of it.
+  Mutex intruding(intruder, path);
+  EXPECT_THROW((void)intruding.try_lock_for(2s), NotAuthorizedError);
+  EXPECT_EQ(lock_children(intruder, path).size(), 1u) << "the refused contender left a node";
+
+  EXPECT_EQ(holder.state(), LockState::kHeld);
+  FencedWrite w;
+  w.create(base + "/fenced", "by the holder");
+  EXPECT_NO_THROW(holder.commit_fenced(w));
+  holder.unlock();
+  // Released: the empty lock path still belongs to the application.
+  ASSERT_TRUE(wait_until([&] { return lock_children(intruder, path).empty(); }, 5s));
+  EXPECT_EQ(error_of([&] { intruder.remove(path); }), Errc::no_auth);
+}
+
+TEST(SessionAclTest, ContendersSharingTheCredentialsQueueTogether) {
+  auto server = shared_server();
+  const std::string path = open_base(server.connect, "acl-shared") + "/lock";
+  Session a(with_credentials(options_for(server.connect), "app", "secret"));
+  Session b(with_credentials(options_for(server.connect), "app", "secret"));
+  Mutex first(a, path), second(b, path);
+  first.lock();
+  Waiter w(second);
+  ASSERT_TRUE(wait_until([&] { return lock_children(a, path).size() == 2; }, 5s)) << w.error();
+  first.unlock();
+  ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 5s)) << w.error();
+  // The same identity may also break the lock of another of its sessions: the ACL keeps out others.
+  second.unlock();
+  EXPECT_TRUE(wait_until([&] { return lock_children(a, path).empty(); }, 5s));
+}
+
+TEST(SessionAclTest, AnOpenAclCanBeChosenAndAnotherIdentityListed) {
+  auto server = shared_server();
+  const std::string path = open_base(server.connect, "acl-open") + "/lock";
+  SessionOptions o = with_credentials(options_for(server.connect), "app", "secret");
+  o.node_acl = open_acl();
+  Session s(o);
+  Mutex m(s, path);
+  m.lock();
+  Session other(options_for(server.connect));
+  EXPECT_TRUE(other.remove(m.acquisition()->node_path)) << "open means open";
+  EXPECT_TRUE(m.wait_lost_for(10s));
+  m.unlock();
+}
+
+TEST(SessionAclTest, AnAclNamingTheCreatorNeedsCredentials) {
+  auto server = shared_server();
+  SessionOptions o = options_for(server.connect);
+  o.node_acl = creator_all_world_read();
+  EXPECT_THROW(Session{o}, InvalidArgumentError);
+  o.node_acl = Acl{};
+  EXPECT_THROW(Session{o}, InvalidArgumentError);
+  o.node_acl = Acl{{0, "world", "anyone"}};
+  EXPECT_THROW(Session{o}, InvalidArgumentError);
+}
+
+// The server refusing the credentials is a typed error at construction, not a hang. (Digest
+// credentials are never refused by ZooKeeper - a wrong password only makes later operations fail
+// with NotAuthorizedError - so the refusal is injected where the C client reports it.)
+TEST(SessionAclTest, RefusedCredentialsAreNotAuthorizedAtConstruction) {
+  auto server = shared_server();
+  class RefuseAuth : public FaultHook {
+   public:
+    FaultDecision on_request(Operation op, std::string_view) override {
+      return op == Operation::kAddAuth ? FaultDecision::fail_before_send(Errc::auth_failed)
+                                       : FaultDecision::pass();
+    }
+  };
+  SessionOptions o = with_credentials(options_for(server.connect), "app", "secret");
+  o.connect_timeout = 10s;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    open_session(o, std::make_shared<RefuseAuth>());
+    ADD_FAILURE() << "the Session was opened with refused credentials";
+  } catch (const NotAuthorizedError& e) {
+    EXPECT_EQ(e.errc(), Errc::auth_failed) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "waited for the connect timeout";
+}
+
+TEST(SessionAclTest, ALockPathOfSomeoneElseIsNotAuthorizedAndLeavesNothing) {
+  auto server = shared_server();
+  const std::string path = open_base(server.connect, "acl-foreign") + "/lock";
+  Session owner(with_credentials(options_for(server.connect), "owner", "pw"));
+  owner.create(path, {}, CreateMode::kPersistent, true);
+  Session other(with_credentials(options_for(server.connect), "other", "pw"));
+  Mutex m(other, path);
+  EXPECT_THROW(m.lock(), NotAuthorizedError);
+  EXPECT_TRUE(lock_children(owner, path).empty());
+}
+
+}  // namespace
+}  // namespace zklock::testing
