@@ -1,8 +1,11 @@
 #include "log_router.h"
 
+#include "client_log_filter.h"
+
 #include <zookeeper/zookeeper.h>
 
 #include <array>
+#include <memory>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -15,10 +18,18 @@ namespace {
 
 constexpr int kSlots = 64;
 
+// What one Session's lines go through. Shared with deliver() so that a line being written when the
+// Session ends does not write into a freed slot.
+struct SlotState {
+  SlotState(LogSink s, LogLevel l) : sink(std::move(s)), level(l) {}
+  const LogSink sink;
+  const LogLevel level;
+  std::mutex filter_mutex;
+  ClientLogFilter filter;
+};
+
 struct Slot {
-  bool used = false;
-  LogSink sink;
-  LogLevel level = LogLevel::kWarn;
+  std::shared_ptr<SlotState> state;  // null: free
 };
 
 struct Router {
@@ -31,32 +42,33 @@ Router& router() {
   return *r;
 }
 
-LogLevel level_of(std::string_view line) {
-  if (line.find("ZOO_ERROR@") != std::string_view::npos) return LogLevel::kError;
-  if (line.find("ZOO_WARN@") != std::string_view::npos) return LogLevel::kWarn;
-  return LogLevel::kInfo;
-}
-
 void write_stderr(LogLevel, std::string_view line) {
   std::fprintf(stderr, "zklock: %.*s\n", static_cast<int>(line.size()), line.data());
 }
 
-void deliver(int slot, const char* message) {
-  std::string_view line(message ? message : "");
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-  const LogLevel level = level_of(line);
-  LogSink sink;
-  {
-    std::shared_lock lock(router().mutex);
-    const Slot& s = router().slots[slot];
-    if (!s.used || static_cast<int>(level) > static_cast<int>(s.level)) return;
-    sink = s.sink;
-  }
+void write(const LogSink& sink, LogLevel level, std::string_view line) {
   if (sink) {
     sink(level, line);
   } else {
     write_stderr(level, line);
   }
+}
+
+void deliver(int slot, const char* message) {
+  std::string_view line(message ? message : "");
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  std::shared_ptr<SlotState> state;
+  {
+    std::shared_lock lock(router().mutex);
+    state = router().slots[slot].state;
+  }
+  if (!state) return;
+  ClientLogFilter::Verdict verdict;
+  {
+    std::lock_guard lock(state->filter_mutex);
+    verdict = state->filter.filter(line, state->level, ClientLogFilter::Clock::now());
+  }
+  if (verdict.show) write(state->sink, verdict.level, verdict.text);
 }
 
 template <int N>
@@ -71,9 +83,11 @@ constexpr std::array<CLogCallback, sizeof...(I)> make_trampolines(std::index_seq
 
 constexpr auto kTrampolines = make_trampolines(std::make_index_sequence<kSlots>());
 
+// No slot was free: the C client's errors and warnings that are not routine go to stderr.
 void fallback(const char* message) {
   std::string_view line(message ? message : "");
-  if (level_of(line) != LogLevel::kInfo) write_stderr(level_of(line), line);
+  const LogLevel level = ClientLogFilter::level_written_in(line);
+  if (level != LogLevel::kInfo && !ClientLogFilter::is_routine(line)) write_stderr(level, line);
 }
 
 // Process-wide C client level: the most verbose any live slot wants (ERROR..INFO, never DEBUG).
@@ -81,8 +95,9 @@ void update_process_level_locked() {
   int most = static_cast<int>(LogLevel::kWarn);
   bool any = false;
   for (const Slot& s : router().slots) {
-    if (!s.used) continue;
-    most = any ? std::max(most, static_cast<int>(s.level)) : static_cast<int>(s.level);
+    if (!s.state) continue;
+    const int level = static_cast<int>(s.state->level);
+    most = any ? std::max(most, level) : level;
     any = true;
   }
   const ZooLogLevel c_level = most >= static_cast<int>(LogLevel::kInfo)  ? ZOO_LOG_LEVEL_INFO
@@ -97,10 +112,8 @@ LogSlot::LogSlot(LogSink sink, LogLevel level) : slot_(-1) {
   std::unique_lock lock(router().mutex);
   for (int i = 0; i < kSlots; ++i) {
     Slot& s = router().slots[i];
-    if (!s.used) {
-      s.used = true;
-      s.sink = std::move(sink);
-      s.level = level;
+    if (!s.state) {
+      s.state = std::make_shared<SlotState>(std::move(sink), level);
       slot_ = i;
       break;
     }
@@ -116,19 +129,14 @@ LogSlot::~LogSlot() {
 }
 
 void LogSlot::log(LogLevel level, std::string_view line) const {
-  LogSink sink;
-  LogLevel slot_level = LogLevel::kWarn;
+  std::shared_ptr<SlotState> state;
   if (slot_ >= 0) {
     std::shared_lock lock(router().mutex);
-    sink = router().slots[slot_].sink;
-    slot_level = router().slots[slot_].level;
+    state = router().slots[slot_].state;
   }
+  const LogLevel slot_level = state ? state->level : LogLevel::kWarn;
   if (static_cast<int>(level) > static_cast<int>(slot_level)) return;
-  if (sink) {
-    sink(level, line);
-  } else {
-    write_stderr(level, line);
-  }
+  write(state ? state->sink : LogSink(), level, line);
 }
 
 CLogCallback LogSlot::callback() const noexcept {

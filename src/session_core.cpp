@@ -1,6 +1,7 @@
 #include "session_core.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 namespace zklock::detail {
@@ -160,9 +161,55 @@ void SessionCore::open_generation_locked(unsigned generation) {
   changed_.notify_all();
 }
 
+namespace {
+
+std::string hex_id(std::int64_t id) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(id));
+  return text;
+}
+
+}  // namespace
+
+// One line in zklock's own words per transition that matters (log.h says what shows at which level).
+void SessionCore::log_transition_locked(SessionState previous, SessionState next) {
+  const std::string session = "session " + hex_id(session_id_.load());
+  const auto now = SteadyClock::now();
+  switch (next) {
+    case SessionState::kSuspended:
+      suspended_at_ = now;
+      log_slot_.log(LogLevel::kWarn, session + " suspended: ZooKeeper does not answer; reconnecting "
+                                               "(the session and its locks may well survive)");
+      break;
+    case SessionState::kConnected: {
+      if (previous == SessionState::kSuspended) {
+        const auto ms = std::chrono::duration_cast<milliseconds>(now - suspended_at_).count();
+        log_slot_.log(LogLevel::kWarn, session + " answers again after " + std::to_string(ms) +
+                                           " ms; its locks are still held");
+      } else if (generation_.load() > 1) {
+        log_slot_.log(LogLevel::kWarn, "new " + session + " (generation " +
+                                           std::to_string(generation_.load()) + ")");
+      } else {
+        log_slot_.log(LogLevel::kInfo, "connected: " + session + ", timeout " +
+                                           std::to_string(negotiated_timeout().count()) + " ms");
+      }
+      break;
+    }
+    case SessionState::kLost:
+      log_slot_.log(LogLevel::kWarn,
+                    session + (server_ended_session_ ? " expired" : " lost: no sign of life the leader "
+                                                                    "counted for the session timeout "
+                                                                    "less the margin") +
+                        "; its locks are gone; opening a new session");
+      break;
+    default: break;
+  }
+}
+
 void SessionCore::set_state_locked(SessionState next) {
   const SessionState previous = state_.load();
   if (previous == next) return;
+  log_transition_locked(previous, next);
   state_.store(next);
   // Posted under mutex_, so listeners see transitions in the order they happened, and anything
   // posted after this (flush_events) runs after it.
@@ -470,6 +517,7 @@ void SessionCore::monitor_loop() {
         const auto dropped_at = BootClock::now();
         const std::uint64_t epoch = actions.connection->epoch();
         if (actions.connection->force_reconnect(actions.reconnect_connected)) {
+          log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
           std::lock_guard relock(mutex_);
           if (actions.generation == generation_.load()) {
             // Every connection from now on was opened after dropped_at: its connect request, which

@@ -129,6 +129,7 @@ class SessionCore final : public ConnectionListener {
   // With mutex_ held: feeds the rule, applies its decision; returns what to send and when to wake.
   Actions evaluate_locked(BootClock::time_point now);
   void set_state_locked(SessionState next);
+  void log_transition_locked(SessionState previous, SessionState next);
   void open_generation_locked(unsigned generation);
   void end_generation_locked(std::unique_lock<std::mutex>& lock);
   void refit_settings_locked(std::chrono::milliseconds negotiated);
@@ -170,6 +171,7 @@ class SessionCore final : public ConnectionListener {
   std::uint64_t credit_epoch_ = 0;
   BootClock::time_point generation_started_{};
   bool warned_fitted_down_ = false;
+  SteadyClock::time_point suspended_at_{};
   bool credentials_pending_ = false;  // this generation's credentials not answered yet
   Errc credentials_refused_ = Errc::ok;
 

@@ -1,0 +1,91 @@
+// What a Session writes to its log at the default level, against a real server: nothing for a
+// healthy start-up, one line in zklock's words when it is Suspended and one when it answers again,
+// and the C client's own complaints held back.
+#include <mutex>
+#include <vector>
+
+#include "support/fault_proxy.h"
+#include "test_env.h"
+#include "zklock/zklock.h"
+
+namespace zklock::testing {
+namespace {
+
+class CapturedLog {
+ public:
+  LogSink sink() {
+    return [this](LogLevel level, std::string_view line) {
+      std::lock_guard lock(mutex_);
+      lines_.emplace_back(level, std::string(line));
+    };
+  }
+  std::vector<std::pair<LogLevel, std::string>> lines() const {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+  std::size_t count(std::string_view needle) const {
+    std::size_t n = 0;
+    for (const auto& [level, line] : lines()) n += line.find(needle) != std::string::npos;
+    return n;
+  }
+  std::string all() const {
+    std::string text;
+    for (const auto& [level, line] : lines()) text += line + "\n";
+    return text;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<LogLevel, std::string>> lines_;
+};
+
+TEST(SessionConsoleTest, AHealthyStartAndCloseWriteNothing) {
+  auto server = shared_server();
+  CapturedLog log;
+  SessionOptions o = options_for(server.connect);
+  o.log_sink = log.sink();
+  {
+    Session s(o);
+    Mutex m(s, unique_path("quiet"));
+    m.lock();
+    m.unlock();
+  }
+  EXPECT_TRUE(log.lines().empty()) << log.all();
+}
+
+TEST(SessionConsoleTest, ADisconnectIsOneLineWhenItHappensAndOneWhenItEnds) {
+  auto server = shared_server();
+  auto proxy = FaultProxy::start("127.0.0.1", server.port);
+  CapturedLog log;
+  SessionOptions o = options_for(proxy->connect_string(), 3000ms);
+  o.log_sink = log.sink();
+  Session s(o);
+  proxy->blackhole();
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
+  proxy->heal(Heal::kResetDamaged);
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return log.count("answers again") == 1; }, 5s)) << log.all();
+  EXPECT_EQ(log.count("suspended"), 1u) << log.all();
+  EXPECT_EQ(log.lines().size(), 2u) << "only zklock's two lines at the default level:\n" << log.all();
+}
+
+TEST(SessionConsoleTest, AnUnreachableServerDoesNotFloodTheLogAtInfo) {
+  auto server = shared_server();
+  auto proxy = FaultProxy::start("127.0.0.1", server.port);
+  CapturedLog log;
+  SessionOptions o = options_for(proxy->connect_string(), 4000ms);
+  o.log_sink = log.sink();
+  o.log_level = LogLevel::kInfo;
+  Session s(o);
+  const std::size_t before = log.lines().size();
+  proxy->refuse_new(true);
+  proxy->reset_all();  // every reconnect attempt is refused from now on, many a second
+  ASSERT_TRUE(wait_until([&] { return proxy->refused() >= 20; }, 20s));
+  const std::size_t during = log.lines().size() - before;
+  EXPECT_LE(during, 8u) << "lines while the server refused " << proxy->refused() << " connects:\n"
+                        << log.all();
+  proxy->refuse_new(false);
+}
+
+}  // namespace
+}  // namespace zklock::testing
