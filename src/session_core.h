@@ -29,6 +29,7 @@
 
 #include "boot_clock.h"
 #include "client_connection.h"
+#include "event_dispatcher.h"
 #include "leader_confirmation.h"
 #include "liveness_rule.h"
 #include "log_router.h"
@@ -123,7 +124,6 @@ class SessionCore final : public ConnectionListener {
   struct Actions;  // what one pass of the monitor decided to send (session_core.cpp)
 
   void monitor_loop();
-  void events_loop();
   void reaper_loop();
   void wake_monitor();
   // With mutex_ held: feeds the rule, applies its decision; returns what to send and when to wake.
@@ -138,7 +138,6 @@ class SessionCore final : public ConnectionListener {
                       bool with_sync, const std::string& probe_path, ProbeId probe);
   void learn_route(const std::shared_ptr<ClientConnection>& connection, unsigned generation);
   void run_deferred_and_scheduled();
-  void publish(const SessionEvent& event);
   void notify_observers();
 
   const SessionOptions options_;
@@ -206,15 +205,7 @@ class SessionCore final : public ConnectionListener {
   std::mutex observers_mutex_;
   std::vector<std::weak_ptr<SessionObserver>> observers_;
 
-  // events thread
-  std::mutex events_mutex_;
-  std::condition_variable events_wake_;
-  std::deque<std::function<void()>> events_;
-  bool events_stopping_ = false;
-  std::mutex listeners_mutex_;
-  std::mutex delivery_mutex_;  // held while a listener runs: remove_listener waits on it
-  std::map<Session::ListenerId, std::shared_ptr<Session::Listener>> listeners_;
-  Session::ListenerId next_listener_id_ = 1;
+  EventDispatcher events_;  // the events thread
 
   // reaper thread
   std::mutex reaper_mutex_;
@@ -223,7 +214,6 @@ class SessionCore final : public ConnectionListener {
   bool reaper_stopping_ = false;
 
   std::thread monitor_;
-  std::thread events_thread_;
   std::thread reaper_;
 };
 

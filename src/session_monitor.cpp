@@ -1,0 +1,314 @@
+// SessionCore, the monitor: its loop, the Lost rule's inputs and decisions, heartbeats, forced
+// reconnects, learning whether the server is standalone, and the lines it logs in zklock's words.
+// The rest of SessionCore (state, connection events, requests) is in session_core.cpp.
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "session_core.h"
+
+namespace zklock::detail {
+namespace {
+
+using std::chrono::milliseconds;
+
+LinkPhase to_link_phase(ConnectionPhase p) {
+  switch (p) {
+    case ConnectionPhase::kConnected: return LinkPhase::kConnected;
+    case ConnectionPhase::kAssociating: return LinkPhase::kAssociating;
+    case ConnectionPhase::kConnecting: return LinkPhase::kConnecting;
+    case ConnectionPhase::kEnded: return LinkPhase::kEnded;
+  }
+  return LinkPhase::kConnecting;
+}
+
+// The config node lists the servers of an ensemble ("server.N=..."); a standalone server's is empty.
+bool describes_ensemble(const std::string& config) { return config.find("server.") != std::string::npos; }
+
+std::string hex_id(std::int64_t id) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(id));
+  return text;
+}
+
+}  // namespace
+
+// What one pass of the monitor decided to do once mutex_ is released.
+struct SessionCore::Actions {
+  std::shared_ptr<ClientConnection> connection;
+  unsigned generation = 0;
+  bool heartbeat = false;
+  bool heartbeat_with_sync = false;
+  std::string probe_path = "/";
+  ProbeId probe = 0;
+  bool reconnect = false;
+  bool reconnect_connected = false;  // also drop a connection that is up (it stopped answering)
+  bool credit_reconnect = false;     // a connection opened after the drop may be credited
+  bool learn_route = false;
+  BootClock::time_point wake_at = BootClock::time_point::max();
+};
+
+// One line in zklock's own words per transition that matters (log.h says what shows at which level).
+void SessionCore::log_transition_locked(SessionState previous, SessionState next) {
+  const std::string session = "session " + hex_id(session_id_.load());
+  const auto now = SteadyClock::now();
+  switch (next) {
+    case SessionState::kSuspended:
+      suspended_at_ = now;
+      log_slot_.log(LogLevel::kWarn, session + " suspended: ZooKeeper does not answer; reconnecting "
+                                               "(the session and its locks may well survive)");
+      break;
+    case SessionState::kConnected: {
+      if (previous == SessionState::kSuspended) {
+        const auto ms = std::chrono::duration_cast<milliseconds>(now - suspended_at_).count();
+        log_slot_.log(LogLevel::kWarn, session + " answers again after " + std::to_string(ms) +
+                                           " ms; its locks are still held");
+      } else if (generation_.load() > 1) {
+        log_slot_.log(LogLevel::kWarn, "new " + session + " (generation " +
+                                           std::to_string(generation_.load()) + ")");
+      } else {
+        log_slot_.log(LogLevel::kInfo, "connected: " + session + ", timeout " +
+                                           std::to_string(negotiated_timeout().count()) + " ms");
+      }
+      break;
+    }
+    case SessionState::kLost:
+      log_slot_.log(LogLevel::kWarn,
+                    session + (server_ended_session_ ? " expired" : " lost: no sign of life the leader "
+                                                                    "counted for the session timeout "
+                                                                    "less the margin") +
+                        "; its locks are gone; opening a new session");
+      break;
+    default: break;
+  }
+}
+
+void SessionCore::wake_monitor() {
+  std::lock_guard lock(wake_mutex_);
+  woken_ = true;
+  wake_.notify_all();
+}
+
+void SessionCore::defer(std::function<void()> task) {
+  {
+    std::lock_guard lock(defer_mutex_);
+    if (!defer_closed_) {
+      deferred_.push_back(std::move(task));
+      wake_monitor();
+      return;
+    }
+  }
+  // The monitor is gone (closing): run it on a thread of its own, never inline (the caller may
+  // hold locks the task takes).
+  std::thread(std::move(task)).detach();
+}
+
+void SessionCore::schedule(milliseconds delay, std::function<void()> task) {
+  std::lock_guard lock(defer_mutex_);
+  if (defer_closed_) return;
+  scheduled_.emplace(SteadyClock::now() + delay, std::move(task));
+  wake_monitor();
+}
+
+void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connection,
+                                 unsigned generation, bool with_sync,
+                                 const std::string& probe_path, ProbeId probe) {
+  // On an ensemble the answer that counts is the sync's: the server forwards it to the leader.
+  // The read behind it (answered after the sync, on the server's up-to-date view) is the probe of
+  // a held lock node, or "/" (a chroot's root may be missing, which is an answer all the same).
+  if (with_sync) connection->sync("/", [](OpResult&&) {});
+  connection->exists(probe_path, [this, generation, probe](OpResult&& r) {
+    std::function<void()> on_missing;
+    {
+      std::lock_guard lock(mutex_);
+      if (generation != generation_.load()) return;
+      heartbeat_pending_.reset();
+      if (r.rc == Errc::session_expired) server_ended_session_ = true;
+      if (r.rc == Errc::no_node && probe != 0) {
+        if (auto it = probes_.find(probe); it != probes_.end()) on_missing = it->second.on_missing;
+      }
+    }
+    wake_monitor();
+    if (on_missing) on_missing();
+  });
+}
+
+void SessionCore::learn_route(const std::shared_ptr<ClientConnection>& connection,
+                              unsigned generation) {
+  connection->get_data("/zookeeper/config", {}, [this, generation](OpResult&& r) {
+    std::lock_guard lock(mutex_);
+    if (generation != generation_.load()) return;
+    route_query_in_flight_ = false;
+    if (r.rc == Errc::connection_loss || r.rc == Errc::operation_timeout) return;  // ask again
+    route_known_ = true;
+    const bool standalone = r.rc == Errc::ok && !describes_ensemble(r.value);
+    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
+                                                             : negotiated_timeout() / 2;
+    confirmation_.set_route(standalone, standalone ? BootClock::duration(0)
+                                                   : std::chrono::duration_cast<BootClock::duration>(tick / 2));
+  });
+}
+
+SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
+  Actions a;
+  a.connection = connection_;
+  a.generation = generation_.load();
+  if (connection_) {
+    const LinkPhase observed = to_link_phase(connection_->phase());
+    if (observed != phase_) {
+      phase_ = observed;
+      phase_since_ = now;
+      connected_.store(observed == LinkPhase::kConnected);
+    }
+  }
+  LivenessInputs in;
+  in.now = now;
+  in.confirmed = confirmation_.confirmed();
+  in.phase = phase_;
+  in.phase_since = phase_since_;
+  in.heartbeat_pending = heartbeat_pending_;
+  in.last_heartbeat = last_heartbeat_;
+  in.heartbeat_requested = heartbeat_requested_;
+  in.last_reconnect = last_reconnect_;
+  in.server_ended_session = server_ended_session_;
+  const LivenessDecision d = rule_.evaluate(settings_, in, state_.load());
+  set_state_locked(d.state);
+  a.wake_at = d.wake_at;
+  if (d.state == SessionState::kLost || !connection_) return a;
+  if (d.send_heartbeat) {
+    heartbeat_pending_ = now;
+    last_heartbeat_ = now;
+    heartbeat_requested_ = false;
+    a.heartbeat = true;
+    a.heartbeat_with_sync = !(route_known_ && confirmation_.direct());
+    if (!probes_.empty()) {
+      auto it = probes_.upper_bound(last_probe_);
+      if (it == probes_.end()) it = probes_.begin();
+      a.probe = last_probe_ = it->first;
+      a.probe_path = it->second.path;
+    }
+  }
+  if (d.force_reconnect) {
+    last_reconnect_ = now;
+    a.reconnect = true;
+    a.reconnect_connected = phase_ == LinkPhase::kConnected;
+    // A handshake that was under way might complete instead of the new connection, with a connect
+    // request sent before the drop: no credit after those.
+    a.credit_reconnect = phase_ != LinkPhase::kAssociating;
+  }
+  if (phase_ == LinkPhase::kConnected && !route_known_ && !route_query_in_flight_ && !chrooted_) {
+    route_query_in_flight_ = true;
+    a.learn_route = true;
+  }
+  if (chrooted_ && !route_known_) {
+    // /zookeeper/config lies outside the chroot: count answers as an ensemble's, conservatively.
+    route_known_ = true;
+  }
+  return a;
+}
+
+void SessionCore::end_generation_locked(std::unique_lock<std::mutex>& lock) {
+  // Whatever the ended generation owned is gone. Its connection is closed by the reaper.
+  std::shared_ptr<ClientConnection> old = std::move(connection_);
+  lock.unlock();
+  if (old) {
+    old->fail_pending(Errc::session_lost);
+    std::lock_guard reaper_lock(reaper_mutex_);
+    to_close_.push_back(std::move(old));
+    reaper_wake_.notify_all();
+  }
+  lock.lock();
+}
+
+void SessionCore::run_deferred_and_scheduled() {
+  std::deque<std::function<void()>> tasks;
+  {
+    std::lock_guard lock(defer_mutex_);
+    tasks.swap(deferred_);
+    const auto now = SteadyClock::now();
+    while (!scheduled_.empty() && scheduled_.begin()->first <= now) {
+      tasks.push_back(std::move(scheduled_.begin()->second));
+      scheduled_.erase(scheduled_.begin());
+    }
+  }
+  for (auto& task : tasks) task();
+}
+
+void SessionCore::monitor_loop() {
+  std::uint64_t notified_changes = changes_.load();
+  while (true) {
+    run_deferred_and_scheduled();
+    std::unique_lock lock(mutex_);
+    if (stopping_) break;
+    const auto now = BootClock::now();
+    Actions actions = evaluate_locked(now);
+    if (state_.load() == SessionState::kLost) {
+      // End this generation, then open the next one at once.
+      const unsigned generation = generation_.load();
+      end_generation_locked(lock);
+      if (stopping_) break;
+      try {
+        open_generation_locked(generation + 1);
+        set_state_locked(SessionState::kConnecting);
+      } catch (const std::exception&) {
+        // The connect string was accepted before; a refusal now is transient (resolution).
+        lock.unlock();
+        std::unique_lock wake_lock(wake_mutex_);
+        wake_.wait_for(wake_lock, std::chrono::seconds(1), [&] { return woken_; });
+        woken_ = false;
+        continue;
+      }
+      actions = evaluate_locked(BootClock::now());
+    }
+    const std::uint64_t changes = changes_.load();
+    lock.unlock();
+
+    if (actions.connection) {
+      if (actions.reconnect) {
+        const auto dropped_at = BootClock::now();
+        const std::uint64_t epoch = actions.connection->epoch();
+        if (actions.connection->force_reconnect(actions.reconnect_connected)) {
+          log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
+          std::lock_guard relock(mutex_);
+          if (actions.generation == generation_.load()) {
+            // Every connection from now on was opened after dropped_at: its connect request, which
+            // the leader counts as a sign of life, left after it.
+            if (actions.credit_reconnect) {
+              reconnect_credit_ = dropped_at;
+              credit_epoch_ = epoch;
+            }
+            phase_ = LinkPhase::kConnecting;
+            phase_since_ = dropped_at;
+            connected_.store(false);
+            heartbeat_pending_.reset();  // it failed with the connection
+          }
+        }
+      }
+      if (actions.heartbeat) {
+        send_heartbeat(actions.connection, actions.generation, actions.heartbeat_with_sync,
+                       actions.probe_path, actions.probe);
+      }
+      if (actions.learn_route) learn_route(actions.connection, actions.generation);
+    }
+    if (changes != notified_changes) {
+      notified_changes = changes;
+      notify_observers();
+    }
+
+    // Sleep until the rule's next moment, a scheduled task, or a wake-up (at least once a second:
+    // the steady clock we wait on stands still while the machine is suspended, BootClock not).
+    auto wake_at = SteadyClock::now() + std::chrono::seconds(1);
+    if (actions.wake_at != BootClock::time_point::max()) wake_at = std::min(wake_at, to_steady(actions.wake_at));
+    {
+      std::lock_guard defer_lock(defer_mutex_);
+      if (!deferred_.empty()) continue;
+      if (!scheduled_.empty()) wake_at = std::min(wake_at, scheduled_.begin()->first);
+    }
+    if (changes_.load() != notified_changes) continue;
+    std::unique_lock wake_lock(wake_mutex_);
+    wake_.wait_until(wake_lock, wake_at, [&] { return woken_; });
+    woken_ = false;
+  }
+}
+
+}  // namespace zklock::detail
