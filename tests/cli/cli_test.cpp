@@ -417,6 +417,34 @@ TEST(CliExec, UnreachableServerIs69) {
   EXPECT_NE(result.output.find(nobody), std::string::npos) << result.output;
 }
 
+// README: "Servers come from --connect, else $ZKLOCK_CONNECT, else 127.0.0.1:2181". With the
+// environment naming a live server and --connect one where nobody answers, every command aims at
+// --connect: it exits 69 naming that server, and does nothing on the environment's server - a
+// user aiming a command at one cluster must never lock on another.
+TEST(CliConnect, ExplicitConnectBeatsTheEnvironment) {
+  const auto server = shared_server();
+  const TempDir dir;
+  const std::string nobody = "127.0.0.1:" + std::to_string(pick_free_port());
+  const std::vector<std::string> env = {"ZKLOCK_CONNECT=" + server.connect};
+  const auto path = unique_path("flag-wins");
+  const std::string touched = dir.file("ran");
+  Session session(options_for(server.connect));
+  const std::vector<std::vector<std::string>> commands = {
+      {"exec", "--connect", nobody, "--connect-timeout", "1s", path, "--", "touch", touched},
+      {"hold", "--connect-timeout", "1s", "--connect=" + nobody, path},
+      {"status", "--connect", nobody, "--connect-timeout", "1s", path},
+  };
+  for (const auto& args : commands) {
+    SCOPED_TRACE(args.front());
+    Cli cli(dir, args, env);
+    EXPECT_EQ(cli.wait(), 69) << cli.output();
+    EXPECT_NE(cli.output().find(nobody), std::string::npos) << cli.output();
+  }
+  EXPECT_FALSE(fs::exists(touched)) << "the command ran under a lock on $ZKLOCK_CONNECT's server";
+  EXPECT_FALSE(session.children(path).has_value())
+      << "a command queued on $ZKLOCK_CONNECT's server despite --connect";
+}
+
 TEST(CliExec, TimeoutWhileAnotherHoldsIs75) {
   const auto server = shared_server();
   const TempDir dir;
