@@ -10,3 +10,5 @@ zklock_add_test(cli_test ${CMAKE_CURRENT_LIST_DIR}/cli_test.cpp
 target_include_directories(cli_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)  # test_env.h
 target_compile_definitions(cli_test PRIVATE ZKLOCK_CLI="$<TARGET_FILE:zklock-cli>")
 add_dependencies(cli_test zklock-cli)
+zklock_add_unit_test(cli_options_test ${CMAKE_CURRENT_LIST_DIR}/command_line_test.cpp
+                     ${CMAKE_CURRENT_LIST_DIR}/duration_test.cpp LIBS zklock_cli)

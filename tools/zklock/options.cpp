@@ -38,12 +38,22 @@ CLI::Option* add_duration_option(CLI::App& command, const std::string& name,
   return option;
 }
 
+CLI::App* add_lock_path_command(CLI::App& app, const std::string& name,
+                                const std::string& description, std::string& path,
+                                const std::string& details, const std::string& examples) {
+  auto* command = app.add_subcommand(name, description);
+  command->add_option("LOCK_PATH", path, "ZooKeeper path of the lock, e.g. /locks/backup")
+      ->required();
+  command->footer(details + kExitCodeHelp + examples);
+  return command;
+}
+
 void add_common_options(CLI::App& command, CommonOptions& options) {
   const std::string group = "Connection";
   command
       .add_option("--connect", options.connect,
-                  "ZooKeeper servers, host:port[,host:port...][/chroot]")
-      ->envname(kConnectEnv)
+                  "ZooKeeper servers, host:port[,host:port...][/chroot]; without it, "
+                  "$ZKLOCK_CONNECT, else the default")
       ->type_name("HOSTS")
       ->default_str(kDefaultConnect)
       ->group(group);

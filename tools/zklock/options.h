@@ -17,6 +17,7 @@ inline constexpr const char* kDefaultConnect = "127.0.0.1:2181";
 inline constexpr const char* kConnectEnv = "ZKLOCK_CONNECT";
 
 struct CommonOptions {
+  /// After parse_command_line (command_line.h): --connect, else $ZKLOCK_CONNECT, else the default.
   std::string connect = kDefaultConnect;
   std::chrono::milliseconds session_timeout{10'000};
   std::chrono::milliseconds connect_timeout{15'000};
@@ -33,6 +34,12 @@ struct LockOptions {
   std::optional<std::chrono::milliseconds> timeout;  // none: wait as long as it takes
   std::string description;
 };
+
+/// Adds the subcommand `name` to `app`, with its one positional argument LOCK_PATH (into `path`)
+/// and a footer of `details`, the exit-code table and `examples`. The caller adds the options.
+CLI::App* add_lock_path_command(CLI::App& app, const std::string& name,
+                                const std::string& description, std::string& path,
+                                const std::string& details, const std::string& examples);
 
 /// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
 void add_common_options(CLI::App& command, CommonOptions& options);
