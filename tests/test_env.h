@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "support/four_letter_words.h"
+#include "support/unique_name.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
 #include "zklock/session.h"
@@ -18,16 +19,10 @@ namespace zklock::testing {
 
 using namespace std::chrono_literals;
 
-/// A lock path no other test (or earlier run against an external server) uses.
+/// A lock path no other test (or earlier run against an external server) uses:
+/// "/zklock-test/<stem>-<Suite>.<Test>-<pid>-<n>".
 inline std::string unique_path(const std::string& stem) {
-  static std::atomic<int> counter{0};
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "test";
-  for (char& c : name) {
-    if (c == '/') c = '_';
-  }
-  return "/zklock-test/" + stem + "-" + name + "-" + std::to_string(getpid()) + "-" +
-         std::to_string(counter++);
+  return "/zklock-test/" + unique_name(stem);
 }
 
 inline SessionOptions options_for(const std::string& connect,

@@ -194,6 +194,13 @@ struct FaultProxy::State {
 
   bool blackholed(const Conn& c) const { return mode == ProxyMode::kBlackhole || c.own_blackhole; }
 
+  // `read(*this)` under mu: what the one-line getters (counters, mode) return.
+  template <typename Read>
+  auto read_locked(Read read) const {
+    std::lock_guard<std::mutex> lock(mu);
+    return read(*this);
+  }
+
   // Drops what c has read but not forwarded, as a partition would.
   void silence(Conn& c) {
     const size_t lost = c.up.queued + c.down.queued + c.framer.held.size();
@@ -698,8 +705,7 @@ void FaultProxy::heal(Heal how) {
 }
 
 ProxyMode FaultProxy::mode() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->mode;
+  return state_->read_locked([](const State& s) { return s.mode; });
 }
 
 void FaultProxy::set_delay(std::chrono::milliseconds d) {
@@ -777,28 +783,23 @@ bool FaultProxy::reset_connection(int id) {
 }
 
 size_t FaultProxy::accepted() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->accepted;
+  return state_->read_locked([](const State& s) { return s.accepted; });
 }
 
 size_t FaultProxy::refused() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->refused;
+  return state_->read_locked([](const State& s) { return s.refused; });
 }
 
 size_t FaultProxy::live() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->conns.size();
+  return state_->read_locked([](const State& s) { return s.conns.size(); });
 }
 
 uint64_t FaultProxy::frames_dropped() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->frames_dropped;
+  return state_->read_locked([](const State& s) { return s.frames_dropped; });
 }
 
 uint64_t FaultProxy::bytes_discarded() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->bytes_discarded;
+  return state_->read_locked([](const State& s) { return s.bytes_discarded; });
 }
 
 size_t FaultProxy::in_flight() const {
