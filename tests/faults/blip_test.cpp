@@ -16,6 +16,7 @@
 // by a random delay so that blips start at random points of the heartbeat cycle: 5 trials per
 // blip length also in CI, 20 with ZKLOCK_SOAK (in rounds of 5 per length). Each test prints one parseable line per blip length
 //   RELIABILITY suite=blip client=mutex|exec blip_x_T=... trials=... held_through=... ...
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -23,6 +24,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -36,7 +38,9 @@
 #include "fault_env.h"
 #include "fenced_store.h"
 #include "support/fault_proxy.h"
+#include "support/files.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
 #include "test_env.h"
@@ -50,18 +54,6 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kT{6000};
 constexpr double kExpiry = 0;  // "blip" that lasts until the waiter has acquired
-
-ZkServer& server() {
-  static std::unique_ptr<ZkServer> s = ZkServer::start({200, 1000, 60000, false});
-  return *s;
-}
-
-// Sessions of this file keep the C client's connection complaints (many, by design) to themselves.
-SessionOptions quiet(SessionOptions o) {
-  o.log_level = LogLevel::kError;
-  o.log_sink = [](LogLevel, std::string_view) {};
-  return o;
-}
 
 std::string label(double x) {
   if (x == kExpiry) return "expiry";
@@ -97,7 +89,7 @@ milliseconds random_delay(unsigned seed, int lo_ms, int hi_ms) {
 class DirectWaiter {
  public:
   explicit DirectWaiter(const std::string& path)
-      : session_(quiet(options_for(server().connect_string(), kT))), mutex_(session_, path) {
+      : session_(quiet(options_for(fault_server().connect_string(), kT))), mutex_(session_, path) {
     thread_ = std::thread([this] {
       try {
         mutex_.lock();
@@ -145,7 +137,7 @@ TrialResult mutex_trial(double x, unsigned seed) {
   std::vector<SessionEvent> events;
   std::atomic<std::int64_t> told_ns{0};
   std::atomic<bool> saw_suspended{false};
-  auto proxy = FaultProxy::start("127.0.0.1", server().port());
+  auto proxy = FaultProxy::start("127.0.0.1", fault_server().port());
   SessionOptions so = quiet(options_for(proxy->connect_string(), kT));
   so.connect_timeout = 20s;
   Session session(so);
@@ -263,7 +255,7 @@ ExecOutcome exec_trial(double x, unsigned seed, const std::string& dir) {
   const std::string name = "exec-" + label(x) + "-" + std::to_string(seed);
   const std::string cmd_log = dir + "/" + name + ".cmd.log";
   const std::string exec_log = dir + "/" + name + ".stderr";
-  auto proxy = FaultProxy::start("127.0.0.1", server().port());
+  auto proxy = FaultProxy::start("127.0.0.1", fault_server().port());
   SpawnOptions so;
   so.log_path = exec_log;
   ChildProcess exec({kCli, "exec", "-v", "--connect", proxy->connect_string(), "--session-timeout", "6s",
@@ -285,7 +277,7 @@ ExecOutcome exec_trial(double x, unsigned seed, const std::string& dir) {
   std::this_thread::sleep_for(random_delay(seed + 1, 0, 600));
   const std::int64_t cut = monotonic_ns();
   proxy->blackhole();
-  auto log_has = [&](const std::string& text) { return read_text(exec_log).find(text) != std::string::npos; };
+  auto log_has = [&](const std::string& text) { return read_file(exec_log).find(text) != std::string::npos; };
   if (x != kExpiry) {
     std::this_thread::sleep_for(milliseconds(static_cast<long>(x * kT.count())));
     proxy->heal(Heal::kResetDamaged);
@@ -344,16 +336,14 @@ void report_and_check(const std::string& client, const std::vector<TrialResult>&
     for (const auto& r : results) {
       if (r.x == x) rs.push_back(r);
     }
-    int held = 0, susp = 0, back = 0, lost = 0, two = 0, takeovers = 0, told_before = 0, during = 0;
+    // How many of the trials saw `what`.
+    auto count = [&rs](bool TrialResult::*what) {
+      return static_cast<int>(
+          std::count_if(rs.begin(), rs.end(), [what](const TrialResult& r) { return r.*what; }));
+    };
+    int told_before = 0;
     std::vector<std::int64_t> leads, blips;
     for (const auto& r : rs) {
-      held += r.held_through;
-      susp += r.saw_suspended;
-      back += r.saw_connected_again;
-      lost += r.saw_lost;
-      two += r.two_holders;
-      takeovers += r.takeover;
-      during += r.waiter_acquired_during;
       if (r.told_before_takeover) {
         told_before += *r.told_before_takeover;
         leads.push_back(r.lead_ns);
@@ -363,9 +353,11 @@ void report_and_check(const std::string& client, const std::vector<TrialResult>&
     std::printf("RELIABILITY suite=blip client=%s blip_x_T=%s trials=%zu held_through=%d saw_suspended=%d "
                 "saw_connected_again=%d saw_lost=%d two_holders=%d takeovers=%d told_before_takeover=%d "
                 "told_lead_ms_median=%s told_lead_ms_worst=%s blip_ms_median=%s session_timeout_ms=%lld\n",
-                client.c_str(), label(x).c_str(), rs.size(), held, susp, back, lost, two, takeovers, told_before,
-                ms_median(leads).c_str(), ms_min(leads).c_str(), ms_median(blips).c_str(),
-                static_cast<long long>(kT.count()));
+                client.c_str(), label(x).c_str(), rs.size(), count(&TrialResult::held_through),
+                count(&TrialResult::saw_suspended), count(&TrialResult::saw_connected_again),
+                count(&TrialResult::saw_lost), count(&TrialResult::two_holders),
+                count(&TrialResult::takeover), told_before, ms_median(leads).c_str(),
+                ms_min(leads).c_str(), ms_median(blips).c_str(), static_cast<long long>(kT.count()));
     std::fflush(stdout);
 
     for (const auto& r : rs) {
@@ -399,39 +391,37 @@ int reps() { return trials(5, 20); }
 // Trials run in rounds of at most 5 per blip length (20 at once), all concurrently within a round.
 constexpr int kPerRound = 5;
 
-TEST(BlipTest, MutexKeepsTheLockThroughShortBlipsAndIsToldBeforeTakeoverOnLongOnes) {
-  server();
-  std::vector<TrialResult> results;
+// Runs `run_trial(x, seed)` for every blip length x, reps() times each: in rounds of at most
+// kPerRound per length, all trials of a round at once.
+template <typename Outcome>
+std::vector<Outcome> run_in_rounds(const std::function<Outcome(double x, unsigned seed)>& run_trial) {
+  std::vector<Outcome> outcomes;
   unsigned seed = std::random_device{}();
   for (int done = 0; done < reps(); done += kPerRound) {
-    std::vector<std::future<TrialResult>> futures;
+    std::vector<std::future<Outcome>> futures;
     for (double x : kBlips) {
       for (int i = done; i < std::min(reps(), done + kPerRound); ++i) {
-        futures.push_back(std::async(std::launch::async, mutex_trial, x, seed += 7));
+        futures.push_back(std::async(std::launch::async, run_trial, x, seed += 7));
       }
     }
-    for (auto& f : futures) results.push_back(f.get());
+    for (auto& f : futures) outcomes.push_back(f.get());
   }
-  report_and_check("mutex", results);
+  return outcomes;
+}
+
+TEST(BlipTest, MutexKeepsTheLockThroughShortBlipsAndIsToldBeforeTakeoverOnLongOnes) {
+  fault_server();
+  report_and_check("mutex", run_in_rounds<TrialResult>(mutex_trial));
 }
 
 TEST(BlipTest, ZklockExecKeepsItsCommandThroughShortBlipsAndStopsItBeforeTakeover) {
   if (std::string(kCli).empty() || !std::filesystem::exists(kCli)) {
     GTEST_SKIP() << "the zklock CLI (target zklock-cli, build/bin/zklock) is not built";
   }
-  server();
+  fault_server();
   TempDir dir("zklock-blip-");
-  std::vector<ExecOutcome> outcomes;
-  unsigned seed = std::random_device{}();
-  for (int done = 0; done < reps(); done += kPerRound) {
-    std::vector<std::future<ExecOutcome>> futures;
-    for (double x : kBlips) {
-      for (int i = done; i < std::min(reps(), done + kPerRound); ++i) {
-        futures.push_back(std::async(std::launch::async, exec_trial, x, seed += 7, dir.path()));
-      }
-    }
-    for (auto& f : futures) outcomes.push_back(f.get());
-  }
+  const std::vector<ExecOutcome> outcomes = run_in_rounds<ExecOutcome>(
+      [&](double x, unsigned seed) { return exec_trial(x, seed, dir.path()); });
   std::vector<TrialResult> results;
   for (auto& o : outcomes) {
     const TrialResult& r = o.result;
