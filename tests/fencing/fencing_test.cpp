@@ -19,8 +19,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,7 +28,9 @@
 #include <vector>
 
 #include "sqlite_fenced_store.h"
+#include "support/files.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
 #include "test_env.h"
@@ -39,31 +39,11 @@
 namespace zklock::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using zklock_examples::FencedCounterStore;
 
 constexpr int kExitRefused = 3;  // examples/fenced/example_options.h
 
-// A fresh temporary directory, removed with everything in it at the end of the scope.
-class TempDir {
- public:
-  TempDir() : path_(make_temp_dir("zklock-fencing-")) {}
-  ~TempDir() {
-    std::error_code ignored;
-    if (!keep_test_dirs()) fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+std::vector<std::string> read_lines(const std::string& path) { return lines_of(read_file(path)); }
 
 // The number after "acquired " on the first such line of the log, if there is one yet.
 std::optional<std::int64_t> acquired_token(const std::string& log) {
@@ -90,8 +70,7 @@ std::vector<Write> writes_in(const std::string& log) {
 }
 
 bool log_has_line(const std::string& log, const std::string& wanted) {
-  const auto lines = read_lines(log);
-  return std::find(lines.begin(), lines.end(), wanted) != lines.end();
+  return has_line(read_file(log), wanted);
 }
 
 // "exited with 3" etc., or "still running" - for assertion messages.
@@ -107,7 +86,7 @@ bool exited_with(const std::optional<int>& status, int code) {
 // The SQLite store alone.
 
 TEST(SqliteFencedStoreTest, RefusesOlderTokensAndAcceptsEqualOrNewerOnes) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   const std::string db = dir.file("counter.db");
   FencedCounterStore store(db);
   EXPECT_EQ(store.read().value, 0);
@@ -146,7 +125,7 @@ TEST(SqliteFencedStoreTest, RefusesOlderTokensAndAcceptsEqualOrNewerOnes) {
 }
 
 TEST(SqliteFencedStoreTest, ReopeningKeepsTheCounter) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   const std::string db = dir.file("counter.db");
   { FencedCounterStore(db).increment(FencingToken(7, 0)); }
   FencedCounterStore again(db);  // must not reset the row
@@ -386,14 +365,14 @@ void expect_no_lost_update(const char* binary, const std::string& connect, const
 }
 
 TEST_F(FencingTest, ConcurrentSqliteCountersLoseNoUpdate) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   SqliteCounter counter(dir.file("counter.db"));
   expect_no_lost_update(FENCED_COUNTER_BIN, connect(), unique_path("sqlite-concurrent"), counter, dir);
   EXPECT_GT(counter.token(), 0);
 }
 
 TEST_F(FencingTest, ConcurrentZnodeCountersLoseNoUpdate) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   const std::string lock_path = unique_path("znode-concurrent");
   ZnodeCounter counter(connect(), lock_path + "-value");
   expect_no_lost_update(ZNODE_COUNTER_BIN, connect(), lock_path, counter, dir);
@@ -444,7 +423,7 @@ void run_stale_holder_story(const char* binary, const std::string& connect, Coun
   EXPECT_EQ(counter.value(), 1);
   ASSERT_TRUE(a.running()) << "A must still be frozen, not dead";
 
-  std::ofstream(trigger).close();
+  write_file(trigger, "");
   a.thaw();
   const auto status_a = a.wait_exit(60s);
   EXPECT_TRUE(exited_with(status_a, kExitRefused))
@@ -454,7 +433,7 @@ void run_stale_holder_story(const char* binary, const std::string& connect, Coun
 }
 
 TEST_F(FencingTest, FrozenHolderWriteIsRefusedBySqliteToken) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   SqliteCounter counter(dir.file("counter.db"));
   StoryResult r;
   ASSERT_NO_FATAL_FAILURE(run_stale_holder_story(FENCED_COUNTER_BIN, connect(), counter, dir, r));
@@ -466,7 +445,7 @@ TEST_F(FencingTest, FrozenHolderWriteIsRefusedBySqliteToken) {
 }
 
 TEST_F(FencingTest, FrozenHolderWriteIsRefusedByCommitFenced) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   const std::string counter_path = unique_path("stale-counter");
   ZnodeCounter counter(connect(), counter_path);
   StoryResult r;
