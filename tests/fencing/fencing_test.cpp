@@ -39,7 +39,7 @@
 namespace zklock::testing {
 namespace {
 
-using zklock_examples::FencedCounterStore;
+using examples::FencedCounterStore;
 
 constexpr int kExitRefused = 3;  // examples/fenced/example_options.h
 
