@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 #include <unistd.h>
@@ -23,6 +24,16 @@ using namespace std::chrono_literals;
 /// "/zklock-test/<stem>-<Suite>.<Test>-<pid>-<n>".
 inline std::string unique_path(const std::string& stem) {
   return "/zklock-test/" + unique_name(stem);
+}
+
+/// A standalone server of the test's own with tickTime 200 ms: sessions expire within 200 ms of
+/// their deadline, and the server grants timeouts from 1 s to `max_session_timeout_ms`.
+inline std::unique_ptr<ZkServer> start_fast_expiry_server(int max_session_timeout_ms = 60000) {
+  ServerOptions options;
+  options.tick_ms = 200;
+  options.min_session_timeout_ms = 1000;
+  options.max_session_timeout_ms = max_session_timeout_ms;
+  return ZkServer::start(options);
 }
 
 inline SessionOptions options_for(const std::string& connect,

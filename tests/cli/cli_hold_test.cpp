@@ -18,37 +18,35 @@
 namespace zklock::testing {
 namespace {
 
+class CliHold : public CliTest {};
+
 using nlohmann::json;
 
 // ---------------------------------------------------------------------------------------------
 // hold
 
-TEST(CliHold, PrintsTheAcquisitionAndReleasesOnSigterm) {
-  const auto server = shared_server();
-  const TempDir dir;
-  const auto path = unique_path("hold");
-  Cli holder(dir, cli_args("hold", server.connect, {"--json", path}));
+TEST_F(CliHold, PrintsTheAcquisitionAndReleasesOnSigterm) {
+  Cli holder(dir_, cli_args("hold", server_.connect, {"--json", path_}));
   const json line = json::parse(holder.wait_for_line());
-  Session session(options_for(server.connect));
   const std::string node = line.at("node");
-  const auto data = session.get(node);
+  const auto data = session_.get(node);
   ASSERT_TRUE(data.has_value()) << line.dump();
-  EXPECT_EQ(line.at("path"), path);
+  EXPECT_EQ(line.at("path"), path_);
   EXPECT_EQ(line.at("fencing_token"), std::to_string(data->stat.czxid));
   EXPECT_EQ(line.at("czxid"), data->stat.czxid);
   EXPECT_EQ(line.at("session_id"), format_session_id(data->stat.ephemeral_owner));
-  EXPECT_EQ(path + "/" + session.children(path)->front(), node);
+  EXPECT_EQ(path_ + "/" + session_.children(path_)->front(), node);
 
   holder.signal(SIGTERM);
   EXPECT_EQ(holder.wait(), 0) << holder.output();
-  EXPECT_FALSE(session.get(node).has_value()) << "hold exited without releasing";
+  EXPECT_FALSE(session_.get(node).has_value()) << "hold exited without releasing";
 
   // The plain form: "TOKEN SEQUENCE NODE".
-  Cli plain(dir, cli_args("hold", server.connect, {path}));
+  Cli plain(dir_, cli_args("hold", server_.connect, {path_}));
   std::istringstream fields(plain.wait_for_line());
   std::string token, sequence, plain_node;
   fields >> token >> sequence >> plain_node;
-  const auto plain_data = session.get(plain_node);
+  const auto plain_data = session_.get(plain_node);
   ASSERT_TRUE(plain_data.has_value()) << plain.output();
   EXPECT_EQ(token, std::to_string(plain_data->stat.czxid));
   EXPECT_GT(std::stoll(token), line.at("czxid").get<std::int64_t>()) << "tokens grow";

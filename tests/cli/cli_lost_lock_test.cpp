@@ -27,14 +27,8 @@ namespace fs = std::filesystem;
 
 class CliLostLock : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    // 200 ms ticks let 2 s and 4 s session timeouts through (the server allows 2..20 ticks).
-    ServerOptions options;
-    options.tick_ms = 200;
-    options.min_session_timeout_ms = 1000;
-    options.max_session_timeout_ms = 4000;
-    server_ = ZkServer::start(options);
-  }
+  // 200 ms ticks let the 2 s and 4 s session timeouts below through.
+  static void SetUpTestSuite() { server_ = start_fast_expiry_server(4000); }
   static void TearDownTestSuite() { server_.reset(); }
   static std::unique_ptr<ZkServer> server_;
 };

@@ -5,6 +5,7 @@
 // count on the server, a FIFO the test opens when it is done looking.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -14,6 +15,9 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/zk_server.h"
+#include "test_env.h"
+#include "zklock/session.h"
 
 namespace zklock::testing {
 
@@ -62,6 +66,16 @@ CliResult run_cli(const TempDir& dir, std::vector<std::string> args,
 // {command, "--connect", connect, rest...}
 std::vector<std::string> cli_args(const std::string& command, const std::string& connect,
                                   std::vector<std::string> rest);
+
+// A CLI test on the process's shared server: a scratch directory, a lock path of its own, and a
+// session to see the server's side with.
+class CliTest : public ::testing::Test {
+ protected:
+  const ServerRef server_ = shared_server();
+  const TempDir dir_;
+  const std::string path_ = unique_path("cli");
+  Session session_{options_for(server_.connect)};
+};
 
 // A FIFO a command blocks on (`read _ < FIFO`) until the test opens it: "you may go on now".
 class Gate {

@@ -26,38 +26,36 @@
 namespace zklock::testing {
 namespace {
 
+class CliStatus : public CliTest {};
+
 using nlohmann::json;
 
 // ---------------------------------------------------------------------------------------------
 // status
 
-TEST(CliStatus, ShowsTheQueueHolderFirstAsTextAndJson) {
-  const auto server = shared_server();
-  const TempDir dir;
-  const auto path = unique_path("status");
-  const std::vector<std::string> env = {"ZKLOCK_CONNECT=" + server.connect};  // no --connect
-  Session session(options_for(server.connect));
+TEST_F(CliStatus, ShowsTheQueueHolderFirstAsTextAndJson) {
+  const std::vector<std::string> env = {"ZKLOCK_CONNECT=" + server_.connect};  // no --connect
 
-  Cli holder(dir, {"hold", "--description", "the holder", path}, env);
+  Cli holder(dir_, {"hold", "--description", "the holder", path_}, env);
   std::istringstream fields(holder.wait_for_line());
   std::string token, sequence, holder_node;
   fields >> token >> sequence >> holder_node;
   // Two waiters, queued one after the other so that their order is known.
-  Cli first(dir, {"exec", "--description", "first \"waiter\"", path, "--", "true"}, env);
-  ASSERT_TRUE(wait_until([&] { return lock_children(session, path).size() == 2; }, kEventTimeout));
-  Cli second(dir, {"exec", "--description", "second waiter", path, "--", "true"}, env);
-  ASSERT_TRUE(wait_until([&] { return lock_children(session, path).size() == 3; }, kEventTimeout));
+  Cli first(dir_, {"exec", "--description", "first \"waiter\"", path_, "--", "true"}, env);
+  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout));
+  Cli second(dir_, {"exec", "--description", "second waiter", path_, "--", "true"}, env);
+  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 3; }, kEventTimeout));
   // A kazoo-named node with kazoo's kind of data (not zklock's JSON) queues last.
   const std::string kazoo_name = "0123456789abcdef0123456789abcdef__lock__0000000999";
-  session.create(path + "/" + kazoo_name, "kazoo-identifier", CreateMode::kEphemeral);
+  session_.create(path_ + "/" + kazoo_name, "kazoo-identifier", CreateMode::kEphemeral);
 
   char host[256] = {};
   gethostname(host, sizeof host - 1);
 
-  const auto as_json = run_cli(dir, {"status", "--json", path}, env);
+  const auto as_json = run_cli(dir_, {"status", "--json", path_}, env);
   ASSERT_EQ(as_json.exit_code, 0) << as_json.output;
   const json status = json::parse(as_json.output);
-  EXPECT_EQ(status.at("path"), path);
+  EXPECT_EQ(status.at("path"), path_);
   const json& contenders = status.at("contenders");
   ASSERT_EQ(contenders.size(), 4u) << status.dump(2);
   const std::vector<std::string> descriptions = {"the holder", "first \"waiter\"", "second waiter"};
@@ -72,7 +70,7 @@ TEST(CliStatus, ShowsTheQueueHolderFirstAsTextAndJson) {
     EXPECT_EQ(c.at("description"), descriptions[i]);
     EXPECT_EQ(c.at("pid"), pids[i]);
     EXPECT_EQ(c.at("host"), host);
-    const auto node = session.get(path + "/" + c.at("name").get<std::string>());
+    const auto node = session_.get(path_ + "/" + c.at("name").get<std::string>());
     ASSERT_TRUE(node.has_value());
     EXPECT_EQ(c.at("czxid"), node->stat.czxid);
     EXPECT_EQ(c.at("session_id"), format_session_id(node->stat.ephemeral_owner));
@@ -83,7 +81,7 @@ TEST(CliStatus, ShowsTheQueueHolderFirstAsTextAndJson) {
     }
   }
   EXPECT_EQ(sessions.size(), 3u);
-  EXPECT_EQ(path + "/" + contenders[0].at("name").get<std::string>(), holder_node);
+  EXPECT_EQ(path_ + "/" + contenders[0].at("name").get<std::string>(), holder_node);
   EXPECT_EQ(contenders[0].at("czxid").get<std::int64_t>(), std::stoll(token));
   const json& kazoo = contenders[3];
   EXPECT_EQ(kazoo.at("name"), kazoo_name);
@@ -93,7 +91,7 @@ TEST(CliStatus, ShowsTheQueueHolderFirstAsTextAndJson) {
   EXPECT_TRUE(kazoo.at("host").is_null());
   EXPECT_TRUE(kazoo.at("description").is_null());
 
-  const auto as_text = run_cli(dir, {"status", path}, env);
+  const auto as_text = run_cli(dir_, {"status", path_}, env);
   ASSERT_EQ(as_text.exit_code, 0) << as_text.output;
   const auto lines = lines_of(as_text.output);
   ASSERT_EQ(lines.size(), 5u) << as_text.output;
@@ -117,7 +115,7 @@ TEST(CliStatus, ShowsTheQueueHolderFirstAsTextAndJson) {
       EXPECT_NE(lines[i + 1].find("data=\"kazoo-identifier\""), std::string::npos);
     }
   }
-  EXPECT_EQ(lock_children(session, path).size(), 4u) << "status must not queue";
+  EXPECT_EQ(lock_children(session_, path_).size(), 4u) << "status must not queue";
 
   holder.signal(SIGTERM);
   EXPECT_EQ(holder.wait(), 0) << holder.output();
@@ -125,18 +123,15 @@ TEST(CliStatus, ShowsTheQueueHolderFirstAsTextAndJson) {
   EXPECT_EQ(second.wait(), 0) << second.output();
 }
 
-TEST(CliStatus, AbsentLockIsAnEmptyQueue) {
-  const auto server = shared_server();
-  const TempDir dir;
-  const auto path = unique_path("absent");
-  const auto as_json = run_cli(dir, cli_args("status", server.connect, {"--json", path}));
+TEST_F(CliStatus, AbsentLockIsAnEmptyQueue) {
+  const auto as_json = run_cli(dir_, cli_args("status", server_.connect, {"--json", path_}));
   ASSERT_EQ(as_json.exit_code, 0) << as_json.output;
   const json status = json::parse(as_json.output);
-  EXPECT_EQ(status.at("path"), path);
+  EXPECT_EQ(status.at("path"), path_);
   EXPECT_TRUE(status.at("contenders").empty());
   // Digest credentials (--user) are accepted by the server for any user: still just an empty queue.
   const auto as_text =
-      run_cli(dir, cli_args("status", server.connect, {"--user", "alice:secret", path}));
+      run_cli(dir_, cli_args("status", server_.connect, {"--user", "alice:secret", path_}));
   EXPECT_EQ(as_text.exit_code, 0) << as_text.output;
   EXPECT_NE(as_text.output.find("no contenders"), std::string::npos) << as_text.output;
 }
@@ -170,12 +165,8 @@ json status_of(const TempDir& dir, const std::string& connect, const std::string
   return contenders;
 }
 
-TEST(CliStatus, ChildNamesThatAreNotContendersAreSkipped) {
-  const auto server = shared_server();
-  const TempDir dir;
-  const auto path = unique_path("foreign-names");
-  Session session(options_for(server.connect));
-  Cli holder(dir, cli_args("hold", server.connect, {path}));
+TEST_F(CliStatus, ChildNamesThatAreNotContendersAreSkipped) {
+  Cli holder(dir_, cli_args("hold", server_.connect, {path_}));
   std::istringstream fields(holder.wait_for_line());
   std::string token, sequence, holder_node;
   fields >> token >> sequence >> holder_node;
@@ -196,30 +187,26 @@ TEST(CliStatus, ChildNamesThatAreNotContendersAreSkipped) {
       "\xe2\x98\x83-lock-0000000007",      // odd characters, but a contender's
       "x-lock--000000005",                 // a negative sequence (past the wrap), a contender's
   };
-  std::set<std::string> expected = {holder_node.substr(path.size() + 1)};
+  std::set<std::string> expected = {holder_node.substr(path_.size() + 1)};
   for (const auto& name : names) {
-    session.create(path + "/" + name, "not ours", CreateMode::kEphemeral);
+    session_.create(path_ + "/" + name, "not ours", CreateMode::kEphemeral);
     if (parse_contender_name(name)) expected.insert(name);
   }
   EXPECT_EQ(expected.size(), 4u) << "the holder and three names that parse as contenders";
 
-  const json contenders = status_of(dir, server.connect, path);
+  const json contenders = status_of(dir_, server_.connect, path_);
   std::set<std::string> listed;
   for (const auto& c : contenders) listed.insert(c.at("name").get<std::string>());
   EXPECT_EQ(listed, expected);
   ASSERT_FALSE(contenders.empty());
-  EXPECT_EQ(path + "/" + contenders[0].at("name").get<std::string>(), holder_node)
+  EXPECT_EQ(path_ + "/" + contenders[0].at("name").get<std::string>(), holder_node)
       << "the holder is first: the others came later";
 
   holder.signal(SIGTERM);
   EXPECT_EQ(holder.wait(), 0) << holder.output();
 }
 
-TEST(CliStatus, DataThatIsNotOursIsShownRawNeverAsOurs) {
-  const auto server = shared_server();
-  const TempDir dir;
-  const auto path = unique_path("foreign-data");
-  Session session(options_for(server.connect));
+TEST_F(CliStatus, DataThatIsNotOursIsShownRawNeverAsOurs) {
   std::string every_byte;
   for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
   const std::vector<std::string> data = {
@@ -237,11 +224,11 @@ TEST(CliStatus, DataThatIsNotOursIsShownRawNeverAsOurs) {
   for (std::size_t i = 0; i < data.size(); ++i) {
     char sequence[16];
     std::snprintf(sequence, sizeof sequence, "%010d", static_cast<int>(i) + 1);
-    session.create(path + "/d" + std::to_string(i) + "-lock-" + sequence, data[i],
+    session_.create(path_ + "/d" + std::to_string(i) + "-lock-" + sequence, data[i],
                    CreateMode::kEphemeral, /*make_parents=*/true);
   }
 
-  const json contenders = status_of(dir, server.connect, path);
+  const json contenders = status_of(dir_, server_.connect, path_);
   ASSERT_EQ(contenders.size(), data.size());
   for (std::size_t i = 0; i < data.size(); ++i) {
     const json& c = contenders[i];

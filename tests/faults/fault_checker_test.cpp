@@ -73,6 +73,14 @@ struct Synthetic {
     StoreRecord r{decided, h, token, n, token >= newest, std::max(newest, token)};
     store.push_back(r);
   }
+  // An uneventful hold: acquired at `from`, one write attempted at `write_at` (decided just
+  // after), released at `to`.
+  void hold(const std::string& h, std::int64_t from, std::int64_t token, std::int64_t write_at,
+            std::int64_t to) {
+    acquire(h, from, token);
+    write(h, write_at, write_at + 1, token);
+    release(h, to);
+  }
   CheckReport check() const {
     std::vector<HolderLog> v;
     for (const auto& [id, log] : logs) v.push_back(log);
@@ -82,9 +90,7 @@ struct Synthetic {
 
 TEST(FaultCheckerTest, ACleanHandoverHasNoViolation) {
   Synthetic s;
-  s.acquire("a", 100, 5);
-  s.write("a", 110, 111, 5);
-  s.release("a", 120);
+  s.hold("a", 100, 5, 110, 120);
   s.acquire("b", 130, 7);
   s.write("b", 140, 141, 7);
   s.told_lost("b", 150, 7);
@@ -174,9 +180,7 @@ TEST(FaultCheckerTest, WritingAfterBeingToldLostIsCaught) {
 // A holder refused while it held: the store had a newer token (--stale-token).
 TEST(FaultCheckerTest, ARefusalWhileHoldingIsCaught) {
   Synthetic s;
-  s.acquire("b", 50, 7);
-  s.write("b", 55, 56, 7);
-  s.release("b", 60);
+  s.hold("b", 50, 7, 55, 60);
   s.acquire("a", 100, 9);
   s.write("a", 110, 111, 5);  // written with an old token
   s.release("a", 120);

@@ -10,6 +10,7 @@
 
 #include "support/environment.h"
 #include "support/zk_server.h"
+#include "test_env.h"
 #include "zklock/session.h"
 
 namespace zklock::testing::faults {
@@ -39,7 +40,7 @@ inline int trials(int ci, int soaked) { return soak().on ? soaked : ci; }
 // session expires within 200 ms of its deadline. Our own even with ZKLOCK_TEST_CONNECT: the
 // timings are ours.
 inline ZkServer& fault_server() {
-  static std::unique_ptr<ZkServer> server = ZkServer::start({200, 1000, 60000, false});
+  static std::unique_ptr<ZkServer> server = start_fast_expiry_server();
   return *server;
 }
 

@@ -138,84 +138,69 @@ TEST(SqliteFencedStoreTest, ReopeningKeepsTheCounter) {
 
 class FencingTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ServerOptions options;
-    options.tick_ms = 200;
-    options.min_session_timeout_ms = 1000;
-    server_ = ZkServer::start(options).release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
+  static void SetUpTestSuite() { server_ = start_fast_expiry_server(); }
+  static void TearDownTestSuite() { server_.reset(); }
   static std::string connect() { return server_->connect_string(); }
 
-  static ZkServer* server_;
+  static std::unique_ptr<ZkServer> server_;
 };
-ZkServer* FencingTest::server_ = nullptr;
+std::unique_ptr<ZkServer> FencingTest::server_;
 
-TEST_F(FencingTest, CommitFencedAppliesAllWritesWhileHeld) {
-  Session s(options_for(connect()));
-  const std::string base = unique_path("held");
-  s.create(base + "/counter", "0", CreateMode::kPersistent, true);
-  Mutex mutex(s, base + "/lock");
-  std::lock_guard<Mutex> hold(mutex);
+// commit_fenced with a counter node under the lock's parent, and the lock held (or not).
+class CommitFencedTest : public FencingTest {
+ protected:
+  CommitFencedTest() { session_.create(counter_, "0", CreateMode::kPersistent, true); }
 
+  Session session_{options_for(connect())};
+  const std::string base_ = unique_path("fenced");
+  const std::string counter_ = base_ + "/counter";
+  const std::string marker_ = base_ + "/marker";
+  Mutex mutex_{session_, base_ + "/lock"};
+};
+
+TEST_F(CommitFencedTest, AppliesAllWritesWhileHeld) {
+  std::lock_guard<Mutex> hold(mutex_);
   FencedWrite w;
-  w.set(base + "/counter", "1", 0).create(base + "/marker", "m");
-  mutex.commit_fenced(w);
+  w.set(counter_, "1", 0).create(marker_, "m");
+  mutex_.commit_fenced(w);
 
-  auto counter = s.get(base + "/counter");
+  auto counter = session_.get(counter_);
   ASSERT_TRUE(counter);
   EXPECT_EQ(counter->data, "1");
   EXPECT_EQ(counter->stat.version, 1);
-  EXPECT_TRUE(s.get(base + "/marker"));
+  EXPECT_TRUE(session_.get(marker_));
 }
 
-TEST_F(FencingTest, CommitFencedIsAllOrNothingWhenAWriteFails) {
-  Session s(options_for(connect()));
-  const std::string base = unique_path("all-or-nothing");
-  s.create(base + "/counter", "0", CreateMode::kPersistent, true);
-  Mutex mutex(s, base + "/lock");
-  std::lock_guard<Mutex> hold(mutex);
-
+TEST_F(CommitFencedTest, IsAllOrNothingWhenAWriteFails) {
+  std::lock_guard<Mutex> hold(mutex_);
   FencedWrite w;
-  w.create(base + "/marker", "m").set(base + "/counter", "1", /*version=*/5);  // wrong version
+  w.create(marker_, "m").set(counter_, "1", /*version=*/5);  // wrong version
   try {
-    mutex.commit_fenced(w);
+    mutex_.commit_fenced(w);
     FAIL() << "a set with a wrong version must fail";
   } catch (const LockLostError& e) {
     FAIL() << "the lock is held; the failure is the version, got LockLostError: " << e.what();
   } catch (const Error& e) {
     EXPECT_EQ(e.errc(), Errc::bad_version) << e.what();
   }
-  EXPECT_FALSE(s.get(base + "/marker")) << "the create before the failing set must not be applied";
-  EXPECT_EQ(s.get(base + "/counter")->stat.version, 0);
+  EXPECT_FALSE(session_.get(marker_)) << "the create before the failing set must not be applied";
+  EXPECT_EQ(session_.get(counter_)->stat.version, 0);
 }
 
-TEST_F(FencingTest, CommitFencedWithoutTheLockThrowsLockLostAndWritesNothing) {
-  Session s(options_for(connect()));
-  const std::string base = unique_path("not-held");
-  s.create(base + "/counter", "0", CreateMode::kPersistent, true);
-  Mutex mutex(s, base + "/lock");
+TEST_F(CommitFencedTest, WithoutTheLockThrowsLockLostAndWritesNothing) {
   FencedWrite w;
-  w.set(base + "/counter", "1");
-
-  EXPECT_THROW(mutex.commit_fenced(w), LockLostError) << "never locked";
-  mutex.lock();
-  mutex.unlock();
-  EXPECT_THROW(mutex.commit_fenced(w), LockLostError) << "released";
-  EXPECT_EQ(s.get(base + "/counter")->stat.version, 0);
+  w.set(counter_, "1");
+  EXPECT_THROW(mutex_.commit_fenced(w), LockLostError) << "never locked";
+  mutex_.lock();
+  mutex_.unlock();
+  EXPECT_THROW(mutex_.commit_fenced(w), LockLostError) << "released";
+  EXPECT_EQ(session_.get(counter_)->stat.version, 0);
 }
 
-TEST_F(FencingTest, CommitFencedAfterTheLockNodeWasDeletedThrowsLockLostAndWritesNothing) {
-  Session s(options_for(connect()));
+TEST_F(CommitFencedTest, AfterTheLockNodeWasDeletedThrowsLockLostAndWritesNothing) {
   Session someone_else(options_for(connect()));
-  const std::string base = unique_path("node-deleted");
-  s.create(base + "/counter", "0", CreateMode::kPersistent, true);
-  Mutex mutex(s, base + "/lock");
-  std::lock_guard<Mutex> hold(mutex);
-  const auto acquisition = mutex.acquisition();
+  std::lock_guard<Mutex> hold(mutex_);
+  const auto acquisition = mutex_.acquisition();
   ASSERT_TRUE(acquisition);
 
   // An administrator (or a buggy peer) deletes our lock node: the lock is no longer ours although
@@ -223,19 +208,18 @@ TEST_F(FencingTest, CommitFencedAfterTheLockNodeWasDeletedThrowsLockLostAndWrite
   ASSERT_TRUE(someone_else.remove(acquisition->node_path));
 
   FencedWrite w;
-  w.set(base + "/counter", "1", 0).create(base + "/marker", "m");
-  EXPECT_THROW(mutex.commit_fenced(w), LockLostError);
+  w.set(counter_, "1", 0).create(marker_, "m");
+  EXPECT_THROW(mutex_.commit_fenced(w), LockLostError);
 
-  const auto counter = s.get(base + "/counter");
+  const auto counter = session_.get(counter_);
   ASSERT_TRUE(counter);
   EXPECT_EQ(counter->data, "0");
   EXPECT_EQ(counter->stat.version, 0);
-  EXPECT_FALSE(s.get(base + "/marker"));
+  EXPECT_FALSE(session_.get(marker_));
 }
 
-// lock_state.h: "Lost: the session is Lost (or our node was deleted)". Disabled: a holder that was
-// first in line at its first listing sets no watch on its own node and stays Held (reported to the
-// lead with a repro); enable once the Mutex watches its node while holding.
+// lock_state.h: "Lost: the session is Lost (or our node was deleted)" - also for a holder that
+// was first in line at its first listing.
 TEST_F(FencingTest, DeletedLockNodeMakesTheHoldLost) {
   Session s(options_for(connect()));
   Session someone_else(options_for(connect()));

@@ -100,33 +100,73 @@ std::string make_lock_path(Session& observer, const std::string& stem) {
   return path;
 }
 
+// One test's lock path on the shared server (persistent, created up front so that no library
+// creates it as a container the server might delete mid-test), its scratch directory, the event
+// log all its contenders append to, and an observer session for the server's view.
+class InteropTest : public ::testing::Test {
+ protected:
+  InteropTest()
+      : server_(shared_server()),
+        observer_(options_for(server_.connect)),
+        path_(make_lock_path(observer_, "interop")),
+        log_(dir_.file("events.log")) {}
+  // The path goes also when a test skipped (a peer missing) or failed before its own cleanup.
+  ~InteropTest() override {
+    try {
+      observer_.remove(path_);
+    } catch (const Error&) {
+      // not empty: expect_lock_path_clean() has reported what was left
+    }
+  }
+
+  void run_mixed_exclusion(Lib peer_lib);
+
+  // Arguments for a contender named `name` on this test's path and log.
+  ContenderArgs args(const std::string& name, int iterations = 1, int hold_ms = 0) const {
+    return contender_args(server_.connect, path_, log_, name, iterations, hold_ms);
+  }
+  // A `lib` contender named `name` that, once it has the lock, holds it until release(name).
+  std::unique_ptr<Peer> start_holder(Lib lib, const std::string& name) const {
+    ContenderArgs a = args(name);
+    a.hold_until = dir_.file("release-" + name);
+    return std::make_unique<Peer>(lib, a, dir_.file(name + ".out"));
+  }
+  void release(const std::string& name) const { write_file(dir_.file("release-" + name), ""); }
+  // Waits until `n` contenders have entered (per the log) or `peer` has exited.
+  bool wait_entered(std::size_t n, Peer& peer) const {
+    return wait_until(
+        [&] { return enter_order(read_events(log_)).size() >= n || !peer.process().running(); },
+        kStartLimit);
+  }
+
+  const ServerRef server_;
+  const TempDir dir_{"zklock-interop-"};
+  Session observer_;
+  const std::string path_;
+  const std::string log_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Mixed mutual exclusion: two peer processes of one library and two zklock threads, all looping
 // on one path at once. No VIOLATION, strictly alternating enter/exit and increasing times in the
 // shared log, everyone completed. A side that ignored the other side's nodes would hold together
 // with it; the test also checks that the two libraries really did alternate (their activity
 // overlapped), which is what makes "no overlap" mean something.
-void run_mixed_exclusion(Lib peer_lib) {
+void InteropTest::run_mixed_exclusion(Lib peer_lib) {
   constexpr int kIterations = 15;
   constexpr int kHoldMs = 20;
-  auto server = shared_server();
-  TempDir dir("zklock-interop-");
-  Session observer(options_for(server.connect));
-  const std::string path = make_lock_path(observer, "interop-mixed");
-  const std::string log = dir.file("events.log");
-  const std::string start = dir.file("start");
+  const std::string start = dir_.file("start");
 
   std::map<std::string, int> expected;
   std::map<std::string, Lib> lib_of;
   std::vector<std::unique_ptr<Peer>> peers;
   std::vector<std::unique_ptr<ZklockContender>> zklocks;
   for (int i = 1; i <= 2; ++i) {
-    ContenderArgs a = contender_args(
-        server.connect, path, log,
-        std::string(peer_lib == Lib::kCurator ? "curator-" : "kazoo-") + std::to_string(i),
-        kIterations, kHoldMs);
+    ContenderArgs a =
+        args(std::string(peer_lib == Lib::kCurator ? "curator-" : "kazoo-") + std::to_string(i),
+             kIterations, kHoldMs);
     a.start_file = start;
-    peers.push_back(std::make_unique<Peer>(peer_lib, a, dir.file(a.name + ".out")));
+    peers.push_back(std::make_unique<Peer>(peer_lib, a, dir_.file(a.name + ".out")));
     expected[a.name] = kIterations;
     lib_of[a.name] = peer_lib;
     a.name = "zklock-" + std::to_string(i);
@@ -143,8 +183,8 @@ void run_mixed_exclusion(Lib peer_lib) {
   for (auto& p : peers) expect_exit(*p, 0);
   for (auto& z : zklocks) EXPECT_EQ(z->wait_done(), "");
 
-  const auto events = read_events(log);
-  EXPECT_EQ(exclusion_problem(events, expected), "") << "log:\n" << read_file(log);
+  const auto events = read_events(log_);
+  EXPECT_EQ(exclusion_problem(events, expected), "") << "log:\n" << read_file(log_);
   const auto order = enter_order(events);
   int to_zklock = 0, to_peer = 0;
   for (std::size_t i = 1; i < order.size(); ++i) {
@@ -152,19 +192,19 @@ void run_mixed_exclusion(Lib peer_lib) {
     if (from != to) ++(to == Lib::kZklock ? to_zklock : to_peer);
   }
   EXPECT_GE(to_zklock, 1) << "no hand-over from " << lib_name(peer_lib) << " to zklock:\n"
-                          << read_file(log);
+                          << read_file(log_);
   EXPECT_GE(to_peer, 1) << "no hand-over from zklock to " << lib_name(peer_lib) << ":\n"
-                        << read_file(log);
+                        << read_file(log_);
 
-  expect_lock_path_clean(observer, server.port, path);
+  expect_lock_path_clean(observer_, server_.port, path_);
 }
 
-TEST(InteropTest, CuratorAndZklockExcludeEachOther) {
+TEST_F(InteropTest, CuratorAndZklockExcludeEachOther) {
   ZKLOCK_REQUIRE_PEER(curator_missing);
   run_mixed_exclusion(Lib::kCurator);
 }
 
-TEST(InteropTest, KazooAndZklockExcludeEachOther) {
+TEST_F(InteropTest, KazooAndZklockExcludeEachOther) {
   ZKLOCK_REQUIRE_PEER(kazoo_missing);
   run_mixed_exclusion(Lib::kKazoo);
 }
@@ -176,23 +216,18 @@ TEST(InteropTest, KazooAndZklockExcludeEachOther) {
 // queue with each node's naming and data. The order Curator, kazoo, zklock, Curator, ... puts
 // every Curator contender right behind a zklock node (see the file comment: Curator would not
 // wait for a kazoo node directly ahead of it).
-TEST(InteropTest, QueueIsFifoAcrossLibraries) {
+TEST_F(InteropTest, QueueIsFifoAcrossLibraries) {
   ZKLOCK_REQUIRE_PEER(curator_missing);
   ZKLOCK_REQUIRE_PEER(kazoo_missing);
-  auto server = shared_server();
-  TempDir dir("zklock-interop-");
-  Session observer(options_for(server.connect));
-  const std::string path = make_lock_path(observer, "interop-fifo");
-  const std::string log = dir.file("events.log");
 
-  Session holder_session(options_for(server.connect));
+  Session holder_session(options_for(server_.connect));
   MutexOptions holder_options;
   holder_options.description = "holder";
-  Mutex holder(holder_session, path, holder_options);
+  Mutex holder(holder_session, path_, holder_options);
   holder.lock();
   const auto held = holder.acquisition();
   ASSERT_TRUE(held.has_value());
-  const std::string holder_node = held->node_path.substr(path.size() + 1);
+  const std::string holder_node = held->node_path.substr(path_.size() + 1);
 
   const std::vector<std::pair<Lib, std::string>> plan = {
       {Lib::kCurator, "curator-1"}, {Lib::kKazoo, "kazoo-1"}, {Lib::kZklock, "zklock-1"},
@@ -204,14 +239,14 @@ TEST(InteropTest, QueueIsFifoAcrossLibraries) {
   for (const auto& [lib, name] : plan) {
     const auto before = contender_names(holder);
     ASSERT_EQ(before, queue) << "the queue changed while nobody was joining";
-    ContenderArgs a = contender_args(server.connect, path, log, name, 1, 5);
+    ContenderArgs a = args(name, 1, 5);
     a.queue_once = true;
     Peer* peer = nullptr;
     if (lib == Lib::kZklock) {
       zklocks.push_back(std::make_unique<ZklockContender>(a));
       zklocks.back()->go();
     } else {
-      peers.push_back(std::make_unique<Peer>(lib, a, dir.file(name + ".out")));
+      peers.push_back(std::make_unique<Peer>(lib, a, dir_.file(name + ".out")));
       peer = peers.back().get();
     }
     expected[name] = 1;
@@ -277,14 +312,14 @@ TEST(InteropTest, QueueIsFifoAcrossLibraries) {
   for (auto& p : peers) expect_exit(*p, 0);
   for (auto& z : zklocks) EXPECT_EQ(z->wait_done(), "");
 
-  const auto events = read_events(log);
-  EXPECT_EQ(exclusion_problem(events, expected), "") << "log:\n" << read_file(log);
+  const auto events = read_events(log_);
+  EXPECT_EQ(exclusion_problem(events, expected), "") << "log:\n" << read_file(log_);
   std::vector<std::string> want;
   for (const auto& step : plan) want.push_back(step.second);
   EXPECT_EQ(enter_order(events), want) << "acquisitions out of queue order; log:\n"
-                                       << read_file(log);
+                                       << read_file(log_);
 
-  expect_lock_path_clean(observer, server.port, path);
+  expect_lock_path_clean(observer_, server_.port, path_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -292,50 +327,38 @@ TEST(InteropTest, QueueIsFifoAcrossLibraries) {
 // contenders() with their naming and data; zklock's try_lock() refuses while either holds (and
 // leaves no node behind); kazoo waits on the Curator node (its watch is on that node, seen on the
 // server) and gets the lock only after Curator released it.
-TEST(InteropTest, ContendersListsForeignHolderAndWaiter) {
+TEST_F(InteropTest, ContendersListsForeignHolderAndWaiter) {
   ZKLOCK_REQUIRE_PEER(curator_missing);
   ZKLOCK_REQUIRE_PEER(kazoo_missing);
-  auto server = shared_server();
-  TempDir dir("zklock-interop-");
-  Session observer(options_for(server.connect));
-  const std::string path = make_lock_path(observer, "interop-contenders");
-  const std::string log = dir.file("events.log");
 
-  ContenderArgs ca = contender_args(server.connect, path, log, "curator", 1, 0);
-  ca.hold_until = dir.file("release-curator");
-  Peer curator(Lib::kCurator, ca, dir.file("curator.out"));
-  ASSERT_TRUE(wait_until(
-      [&] { return !enter_order(read_events(log)).empty() || !curator.process().running(); },
-      kStartLimit))
-      << curator.describe();
-  ASSERT_EQ(enter_order(read_events(log)), std::vector<std::string>{"curator"})
-      << curator.describe();
+  const auto curator = start_holder(Lib::kCurator, "curator");
+  ASSERT_TRUE(wait_entered(1, *curator)) << curator->describe();
+  ASSERT_EQ(enter_order(read_events(log_)), std::vector<std::string>{"curator"})
+      << curator->describe();
 
-  Session zs(options_for(server.connect));
-  Mutex zm(zs, path);
+  Session zs(options_for(server_.connect));
+  Mutex zm(zs, path_);
   EXPECT_FALSE(zm.try_lock()) << "zklock took the lock while Curator held it";
   // try_lock() returns once its node is deleted again (the connection is up).
-  EXPECT_EQ(observer.children(path).value_or(std::vector<std::string>{}).size(), 1u)
+  EXPECT_EQ(observer_.children(path_).value_or(std::vector<std::string>{}).size(), 1u)
       << "a failed try_lock left its node";
 
-  ContenderArgs ka = contender_args(server.connect, path, log, "kazoo", 1, 0);
-  ka.hold_until = dir.file("release-kazoo");
-  Peer kazoo(Lib::kKazoo, ka, dir.file("kazoo.out"));
+  const auto kazoo = start_holder(Lib::kKazoo, "kazoo");
   std::vector<Contender> cs;
   ASSERT_TRUE(wait_until(
       [&] {
         cs = zm.contenders();
-        return cs.size() >= 2 || !kazoo.process().running();
+        return cs.size() >= 2 || !kazoo->process().running();
       },
       kStartLimit))
-      << kazoo.describe();
-  ASSERT_EQ(cs.size(), 2u) << kazoo.describe();
+      << kazoo->describe();
+  ASSERT_EQ(cs.size(), 2u) << kazoo->describe();
   const Contender& c0 = cs[0];
   const Contender& c1 = cs[1];
   EXPECT_EQ(c0.naming, NodeNaming::kProtected);
   EXPECT_EQ(c0.name.rfind("_c_", 0), 0u) << c0.name;
   EXPECT_EQ(c0.data, "curator");
-  EXPECT_TRUE(curator.printed("queued " + c0.name)) << curator.describe();
+  EXPECT_TRUE(curator->printed("queued " + c0.name)) << curator->describe();
   EXPECT_EQ(c1.naming, NodeNaming::kKazoo);
   EXPECT_NE(c1.name.find("__lock__"), std::string::npos) << c1.name;
   EXPECT_EQ(c1.data, "kazoo");
@@ -347,33 +370,30 @@ TEST(InteropTest, ContendersListsForeignHolderAndWaiter) {
   EXPECT_NE(c0.ephemeral_owner, zs.session_id());
 
   // kazoo recognises the Curator node as its predecessor: it waits with a watch on it.
-  const std::string curator_node = path + "/" + c0.name;
+  const std::string curator_node = path_ + "/" + c0.name;
   EXPECT_TRUE(wait_until(
       [&] {
-        const auto w = watched_paths(server.port);
+        const auto w = watched_paths(server_.port);
         return std::find(w.begin(), w.end(), curator_node) != w.end();
       },
       kStartLimit))
       << "no watch on " << curator_node << "; watched:\n"
-      << dump(watched_paths(server.port));
-  EXPECT_EQ(enter_order(read_events(log)), std::vector<std::string>{"curator"});
+      << dump(watched_paths(server_.port));
+  EXPECT_EQ(enter_order(read_events(log_)), std::vector<std::string>{"curator"});
 
-  write_file(ca.hold_until, "");
-  expect_exit(curator, 0);
-  ASSERT_TRUE(wait_until(
-      [&] { return enter_order(read_events(log)).size() == 2 || !kazoo.process().running(); },
-      kStartLimit))
-      << kazoo.describe();
+  release("curator");
+  expect_exit(*curator, 0);
+  ASSERT_TRUE(wait_entered(2, *kazoo)) << kazoo->describe();
   EXPECT_FALSE(zm.try_lock()) << "zklock took the lock while kazoo held it";
   EXPECT_EQ(contender_names(zm), std::vector<std::string>{c1.name});
 
-  write_file(ka.hold_until, "");
-  expect_exit(kazoo, 0);
-  EXPECT_EQ(exclusion_problem(read_events(log), {{"curator", 1}, {"kazoo", 1}}), "")
-      << read_file(log);
-  EXPECT_EQ(enter_order(read_events(log)), (std::vector<std::string>{"curator", "kazoo"}));
+  release("kazoo");
+  expect_exit(*kazoo, 0);
+  EXPECT_EQ(exclusion_problem(read_events(log_), {{"curator", 1}, {"kazoo", 1}}), "")
+      << read_file(log_);
+  EXPECT_EQ(enter_order(read_events(log_)), (std::vector<std::string>{"curator", "kazoo"}));
 
-  expect_lock_path_clean(observer, server.port, path);
+  expect_lock_path_clean(observer_, server_.port, path_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,43 +403,32 @@ TEST(InteropTest, ContendersListsForeignHolderAndWaiter) {
 // kazoo holder. If this test starts failing because Curator waited, Curator has learned kazoo's
 // names: mix all three libraries in the mutual-exclusion test and drop the ordering caveat of
 // QueueIsFifoAcrossLibraries.
-TEST(InteropTest, CuratorIgnoresKazooNodes_KnownLimitation) {
+TEST_F(InteropTest, CuratorIgnoresKazooNodes_KnownLimitation) {
   ZKLOCK_REQUIRE_PEER(curator_missing);
   ZKLOCK_REQUIRE_PEER(kazoo_missing);
-  auto server = shared_server();
-  TempDir dir("zklock-interop-");
-  Session observer(options_for(server.connect));
-  const std::string path = make_lock_path(observer, "interop-limitation");
-  const std::string log = dir.file("events.log");
 
-  ContenderArgs ka = contender_args(server.connect, path, log, "kazoo", 1, 0);
-  ka.hold_until = dir.file("release-kazoo");
-  Peer kazoo(Lib::kKazoo, ka, dir.file("kazoo.out"));
-  ASSERT_TRUE(wait_until(
-      [&] { return !enter_order(read_events(log)).empty() || !kazoo.process().running(); },
-      kStartLimit))
-      << kazoo.describe();
+  const auto kazoo = start_holder(Lib::kKazoo, "kazoo");
+  ASSERT_TRUE(wait_entered(1, *kazoo)) << kazoo->describe();
 
-  Session zs(options_for(server.connect));
-  Mutex zm(zs, path);
+  Session zs(options_for(server_.connect));
+  Mutex zm(zs, path_);
   EXPECT_FALSE(zm.try_lock()) << "zklock took the lock while kazoo held it";
 
   // Curator acquires at once despite the kazoo holder, finds the marker and reports VIOLATION.
-  Peer curator(Lib::kCurator, contender_args(server.connect, path, log, "curator", 1, 0),
-               dir.file("curator.out"));
+  Peer curator(Lib::kCurator, args("curator"), dir_.file("curator.out"));
   {
     SCOPED_TRACE("still running = Curator waited for the kazoo holder: the limitation is gone");
     expect_exit(curator, 3, kStartLimit);
   }
-  const auto events = read_events(log);
-  ASSERT_GE(events.size(), 3u) << read_file(log);
+  const auto events = read_events(log_);
+  ASSERT_GE(events.size(), 3u) << read_file(log_);
   EXPECT_EQ(events[0].what + " " + events[0].name, "enter kazoo");
   EXPECT_EQ(events[1].what + " " + events[1].name, "enter curator");
   EXPECT_EQ(events[2].what + " " + events[2].name, "VIOLATION curator");
 
-  write_file(ka.hold_until, "");
-  expect_exit(kazoo, 0);
-  expect_lock_path_clean(observer, server.port, path);
+  release("kazoo");
+  expect_exit(*kazoo, 0);
+  expect_lock_path_clean(observer_, server_.port, path_);
 }
 
 }  // namespace

@@ -37,9 +37,9 @@ class QueueRun {
       : o_(o),
         n_(o.clients > 0 ? o.clients : 16),
         rounds_(o.iterations > 0 ? o.iterations : 1),
-        path_(lock_path(o)),
-        main_session_(session_options(o)),
-        created_(ensure_path(main_session_, path_)),
+        run_path_(o),
+        path_(run_path_.path()),
+        main_session_(run_path_.session()),
         main_mutex_(main_session_, path_),
         slots_(static_cast<std::size_t>(n_) * static_cast<std::size_t>(rounds_)),
         lat_(slots_, 0),
@@ -60,7 +60,6 @@ class QueueRun {
     workers_.join();
     workers_.sessions.clear();
     write_figures(out, rounds, idle);
-    if (o_.cleanup && created_) remove_quietly(main_session_, path_);
   }
 
  private:
@@ -254,9 +253,9 @@ class QueueRun {
   const BenchOptions& o_;
   const int n_;
   const int rounds_;
-  const std::string path_;
-  zklock::Session main_session_;
-  const bool created_;
+  RunPath run_path_;
+  const std::string& path_;
+  zklock::Session& main_session_;
   zklock::Mutex main_mutex_;
   const std::size_t slots_;
   LockTurns turns_;

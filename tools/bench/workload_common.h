@@ -105,6 +105,31 @@ struct ServerWindow {
   int inside_reads = 0;
 };
 
+// The lock path of a run (lock_path) and the run's own session on it: the path is created, with
+// its parents, when missing; with --cleanup, the run removes it at the end if it created it.
+class RunPath {
+ public:
+  explicit RunPath(const BenchOptions& o)
+      : cleanup_(o.cleanup),
+        session_(session_options(o)),
+        path_(lock_path(o)),
+        created_(ensure_path(session_, path_)) {}
+  ~RunPath() {
+    if (cleanup_ && created_) remove_quietly(session_, path_);
+  }
+  RunPath(const RunPath&) = delete;
+  RunPath& operator=(const RunPath&) = delete;
+
+  zklock::Session& session() { return session_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const bool cleanup_;
+  zklock::Session session_;
+  const std::string path_;
+  const bool created_;
+};
+
 // The keys every mode prints.
 void put_common(JsonLine& out, const BenchOptions& o, int clients, int iters, double secs,
                 double ops_per_s, const Summary& lat, std::int64_t overlaps);

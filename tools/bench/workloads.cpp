@@ -41,15 +41,13 @@ std::int64_t heap_in_use() {
 
 void run_uncontended(const BenchOptions& o, JsonLine& out) {
   const int iters = o.iterations > 0 ? o.iterations : 2000;
-  const std::string path = lock_path(o);
-  zklock::Session session(session_options(o));
-  const bool created = ensure_path(session, path);
+  RunPath run(o);
   std::vector<std::int64_t> lat;
   lat.reserve(static_cast<std::size_t>(iters));
   LockTurns turns;
   ServerWindow w(o.connect);
   {
-    zklock::Mutex mutex(session, path);
+    zklock::Mutex mutex(run.session(), run.path());
     w.begin();
     const std::int64_t t0 = now_ns();
     for (int i = 0; i < iters; ++i) {
@@ -57,7 +55,7 @@ void run_uncontended(const BenchOptions& o, JsonLine& out) {
       lat.push_back(turn.acquired_ns - turn.called_ns);
     }
     const std::int64_t t1 = now_ns();
-    (void)session.get(path);  // sync: the last delete has reached the server
+    (void)run.session().get(run.path());  // sync: the last delete has reached the server
     w.end();
     const double secs = seconds(t0, t1);
     put_common(out, o, 1, iters, secs, iters / secs, summarize(lat), turns.overlaps());
@@ -65,7 +63,6 @@ void run_uncontended(const BenchOptions& o, JsonLine& out) {
                w.notifications_per(iters));
     w.put_client_requests(out, iters);
   }
-  if (o.cleanup && created) remove_quietly(session, path);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -73,9 +70,8 @@ void run_uncontended(const BenchOptions& o, JsonLine& out) {
 void run_contended(const BenchOptions& o, JsonLine& out) {
   const int n = o.clients > 0 ? o.clients : 16;
   const int iters = o.iterations > 0 ? o.iterations : 60;
-  const std::string path = lock_path(o);
-  zklock::Session admin(session_options(o));
-  const bool created = ensure_path(admin, path);
+  RunPath run(o);
+  const std::string& path = run.path();
 
   LockTurns turns;
   std::vector<std::vector<std::int64_t>> lat(static_cast<std::size_t>(n)),
@@ -133,7 +129,6 @@ void run_contended(const BenchOptions& o, JsonLine& out) {
   put_server(out, w, w.requests_per(acquisitions, syncs), w.notifications_per(acquisitions),
              w.notifications_per(acquisitions));
   w.put_client_requests(out, acquisitions);
-  if (o.cleanup && created) remove_quietly(admin, path);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -142,9 +137,9 @@ void run_many(const BenchOptions& o, JsonLine& out) {
   // All threads in the main arena, so that mallinfo2() sees the C client's allocations too.
   mallopt(M_ARENA_MAX, 1);
   const int n = o.clients > 0 ? o.clients : 1000;
-  const std::string base = lock_path(o);
-  zklock::Session session(session_options(o));
-  const bool created = ensure_path(session, base);
+  RunPath run(o);
+  zklock::Session& session = run.session();
+  const std::string& base = run.path();
   std::vector<std::string> paths;
   paths.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -220,7 +215,6 @@ void run_many(const BenchOptions& o, JsonLine& out) {
     (void)session.get(base);  // the deletes of the released nodes are through
     if (created_paths.load() > 0)
       for_all_paths([&](const std::string& p) { remove_quietly(session, p); });
-    if (created) remove_quietly(session, base);
   }
 }
 

@@ -67,6 +67,13 @@ void expect_round_trip(int fd, int32_t xid, const std::string& body) {
   EXPECT_EQ(r->body, body);
 }
 
+// The tests whose upstream is a frame server: it and the proxy in front of it.
+class FaultProxyFramesTest : public ::testing::Test {
+ protected:
+  FakeServer server_{FakeServer::Kind::kFrames};
+  std::unique_ptr<FaultProxy> proxy_ = FaultProxy::start("127.0.0.1", server_.port());
+};
+
 // ---------------------------------------------------------------------------------------------
 // Pass mode.
 
@@ -128,13 +135,11 @@ TEST(FaultProxyTest, PassForwardsLargePayloadsIntactBothWays) {
   EXPECT_EQ(proxy->frames_dropped(), 0u);
 }
 
-TEST(FaultProxyTest, ArmedDropThatNeverMatchesLeavesFramesIntact) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd client = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, ArmedDropThatNeverMatchesLeavesFramesIntact) {
+  UniqueFd client = frame_client(*proxy_);
   ASSERT_GE(client.get(), 0);
   // Every reply frame is now held until complete and inspected, then released.
-  proxy->drop_next_reply_containing(std::string("\x01NEVER-IN-THE-STREAM\x02"));
+  proxy_->drop_next_reply_containing(std::string("\x01NEVER-IN-THE-STREAM\x02"));
   std::mt19937 gen(99);
   std::string expected;
   std::string sent;
@@ -148,8 +153,8 @@ TEST(FaultProxyTest, ArmedDropThatNeverMatchesLeavesFramesIntact) {
   EXPECT_EQ(recv_exact(client.get(), expected.size(), &got, Clock::now() + 60s), ReadResult::kOk);
   sender.join();
   EXPECT_TRUE(got == expected);
-  EXPECT_EQ(proxy->frames_dropped(), 0u);
-  EXPECT_FALSE(proxy->wait_reply_dropped(0ms));
+  EXPECT_EQ(proxy_->frames_dropped(), 0u);
+  EXPECT_FALSE(proxy_->wait_reply_dropped(0ms));
 }
 
 TEST(FaultProxyTest, HalfCloseIsPassedOnAfterTheData) {
@@ -171,113 +176,103 @@ TEST(FaultProxyTest, HalfCloseIsPassedOnAfterTheData) {
 // ---------------------------------------------------------------------------------------------
 // Blackhole.
 
-TEST(FaultProxyTest, BlackholeDropsBothWaysSilentlyAndHealResumes) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd client = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, BlackholeDropsBothWaysSilentlyAndHealResumes) {
+  UniqueFd client = frame_client(*proxy_);
   ASSERT_GE(client.get(), 0);
   expect_round_trip(client.get(), 1, "before");
 
-  proxy->blackhole();
-  EXPECT_EQ(proxy->mode(), ProxyMode::kBlackhole);
+  proxy_->blackhole();
+  EXPECT_EQ(proxy_->mode(), ProxyMode::kBlackhole);
   // Client -> server: the request is swallowed; server -> client: so is a pushed frame.
   const std::string lost_request = frame(request(2, "lost request"));
   const std::string lost_event = frame(reply(-1, "lost event"));
   ASSERT_TRUE(send_all(client.get(), lost_request));
-  server.push_to_all(lost_event);
+  server_.push_to_all(lost_event);
   ASSERT_TRUE(wait_until(
-      [&] { return proxy->bytes_discarded() == lost_request.size() + lost_event.size(); }, kSoon));
+      [&] { return proxy_->bytes_discarded() == lost_request.size() + lost_event.size(); }, kSoon));
   EXPECT_TRUE(stays_silent(client.get(), kSilence));  // no byte, and no EOF/reset either
-  EXPECT_EQ(server.received(), 1u);
-  EXPECT_EQ(server.closed(), 0u);
-  EXPECT_EQ(proxy->live(), 1u);
+  EXPECT_EQ(server_.received(), 1u);
+  EXPECT_EQ(server_.closed(), 0u);
+  EXPECT_EQ(proxy_->live(), 1u);
 
-  proxy->heal();
-  EXPECT_EQ(proxy->mode(), ProxyMode::kPass);
-  server.push_to_all(frame(reply(-1, "event after heal")));
+  proxy_->heal();
+  EXPECT_EQ(proxy_->mode(), ProxyMode::kPass);
+  server_.push_to_all(frame(reply(-1, "event after heal")));
   auto event = read_reply(client.get(), Clock::now() + kSoon);
   ASSERT_TRUE(event.has_value());
   EXPECT_EQ(event->xid, -1);
   EXPECT_EQ(event->body, "event after heal");  // not "lost event": dropped bytes stay dropped
-  // The next reply is for xid 3: request 2 never reached the server.
+  // The next reply is for xid 3: request 2 never reached the server_.
   expect_round_trip(client.get(), 3, "after");
-  EXPECT_EQ(server.received(), 2u);
-  EXPECT_EQ(proxy->frames_dropped(), 0u);  // blackholed bytes are not "dropped frames"
+  EXPECT_EQ(server_.received(), 2u);
+  EXPECT_EQ(proxy_->frames_dropped(), 0u);  // blackholed bytes are not "dropped frames"
 }
 
-TEST(FaultProxyTest, HealResetDamagedResetsOnlyConnectionsThatLostBytes) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd damaged = frame_client(*proxy);
-  UniqueFd idle = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, HealResetDamagedResetsOnlyConnectionsThatLostBytes) {
+  UniqueFd damaged = frame_client(*proxy_);
+  UniqueFd idle = frame_client(*proxy_);
   ASSERT_GE(damaged.get(), 0);
   ASSERT_GE(idle.get(), 0);
-  proxy->blackhole();
+  proxy_->blackhole();
   const std::string lost = frame(request(1, "lost"));
   ASSERT_TRUE(send_all(damaged.get(), lost));
-  ASSERT_TRUE(wait_until([&] { return proxy->bytes_discarded() == lost.size(); }, kSoon));
+  ASSERT_TRUE(wait_until([&] { return proxy_->bytes_discarded() == lost.size(); }, kSoon));
 
-  proxy->heal(Heal::kResetDamaged);
-  EXPECT_EQ(proxy->live(), 1u);  // synchronous
+  proxy_->heal(Heal::kResetDamaged);
+  EXPECT_EQ(proxy_->live(), 1u);  // synchronous
   int err = 0;
   EXPECT_EQ(wait_closed(damaged.get(), Clock::now() + kSoon, &err), ReadResult::kError);
   EXPECT_EQ(err, ECONNRESET);
   expect_round_trip(idle.get(), 2, "the idle connection resumes");
-  EXPECT_EQ(server.received(), 1u);
+  EXPECT_EQ(server_.received(), 1u);
 }
 
-TEST(FaultProxyTest, BlackholeAppliesToNewConnectionsAndHoldsCloses) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  proxy->blackhole();
+TEST_F(FaultProxyFramesTest, BlackholeAppliesToNewConnectionsAndHoldsCloses) {
+  proxy_->blackhole();
   // A new connection is accepted (and connected upstream) but nothing crosses it.
-  UniqueFd client = connect_loopback(proxy->port());
+  UniqueFd client = connect_loopback(proxy_->port());
   ASSERT_GE(client.get(), 0);
-  ASSERT_TRUE(proxy->wait_accepted(1, kSoon));
-  ASSERT_TRUE(server.wait_connections(1, kSoon));
+  ASSERT_TRUE(proxy_->wait_accepted(1, kSoon));
+  ASSERT_TRUE(server_.wait_connections(1, kSoon));
   ASSERT_TRUE(send_all(client.get(), frame("hello")));
-  ASSERT_TRUE(wait_until([&] { return proxy->bytes_discarded() == frame("hello").size(); }, kSoon));
+  ASSERT_TRUE(wait_until([&] { return proxy_->bytes_discarded() == frame("hello").size(); }, kSoon));
   EXPECT_TRUE(stays_silent(client.get(), kSilence));
 
   // The client goes away: a partition does not pass the close on.
   client.reset();
-  EXPECT_FALSE(server.wait_closed(1, kSilence));
-  EXPECT_EQ(proxy->live(), 1u);
+  EXPECT_FALSE(server_.wait_closed(1, kSilence));
+  EXPECT_EQ(proxy_->live(), 1u);
   // Healing passes the held close on.
-  proxy->heal();
-  EXPECT_TRUE(server.wait_closed(1, kSoon));
-  EXPECT_TRUE(proxy->wait_live(0, kSoon));
+  proxy_->heal();
+  EXPECT_TRUE(server_.wait_closed(1, kSoon));
+  EXPECT_TRUE(proxy_->wait_live(0, kSoon));
 }
 
-TEST(FaultProxyTest, BlackholeDiscardsWhatWasAlreadyQueued) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd client = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, BlackholeDiscardsWhatWasAlreadyQueued) {
+  UniqueFd client = frame_client(*proxy_);
   ASSERT_GE(client.get(), 0);
-  proxy->set_delay(std::chrono::milliseconds(60000));  // requests wait in the proxy
+  proxy_->set_delay(std::chrono::milliseconds(60000));  // requests wait in the proxy
   const std::string queued = frame(request(1, "queued"));
   ASSERT_TRUE(send_all(client.get(), queued));
-  ASSERT_TRUE(wait_until([&] { return proxy->in_flight() == queued.size(); }, kSoon));
-  proxy->blackhole();
-  EXPECT_EQ(proxy->in_flight(), 0u);
-  EXPECT_EQ(proxy->bytes_discarded(), queued.size());
-  proxy->set_delay(0ms);
-  proxy->heal();
+  ASSERT_TRUE(wait_until([&] { return proxy_->in_flight() == queued.size(); }, kSoon));
+  proxy_->blackhole();
+  EXPECT_EQ(proxy_->in_flight(), 0u);
+  EXPECT_EQ(proxy_->bytes_discarded(), queued.size());
+  proxy_->set_delay(0ms);
+  proxy_->heal();
   // The queued request went with the partition: the server never sees it.
   expect_round_trip(client.get(), 2, "next");
-  EXPECT_EQ(server.received(), 1u);
+  EXPECT_EQ(server_.received(), 1u);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Delay.
 
-TEST(FaultProxyTest, DelayAppliesToBothDirectionsAndKeepsOrder) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd client = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, DelayAppliesToBothDirectionsAndKeepsOrder) {
+  UniqueFd client = frame_client(*proxy_);
   ASSERT_GE(client.get(), 0);
   constexpr auto kDelay = 150ms;
-  proxy->set_delay(kDelay);
+  proxy_->set_delay(kDelay);
 
   // A round trip crosses the proxy twice.
   auto start = Clock::now();
@@ -286,7 +281,7 @@ TEST(FaultProxyTest, DelayAppliesToBothDirectionsAndKeepsOrder) {
 
   // Server -> client alone.
   start = Clock::now();
-  server.push_to_all(frame(reply(-1, "pushed")));
+  server_.push_to_all(frame(reply(-1, "pushed")));
   auto event = read_reply(client.get(), Clock::now() + kSoon);
   ASSERT_TRUE(event.has_value());
   EXPECT_EQ(event->body, "pushed");
@@ -297,7 +292,7 @@ TEST(FaultProxyTest, DelayAppliesToBothDirectionsAndKeepsOrder) {
   for (int32_t xid = 10; xid < 20; ++xid) burst += frame(request(xid, "n" + std::to_string(xid)));
   ASSERT_TRUE(send_all(client.get(), burst));
   // Shrinking the delay must not let later chunks overtake earlier ones.
-  proxy->set_delay(0ms);
+  proxy_->set_delay(0ms);
   ASSERT_TRUE(send_all(client.get(), frame(request(20, "n20"))));
   for (int32_t xid = 10; xid <= 20; ++xid) {
     auto r = read_reply(client.get(), Clock::now() + kSoon);
@@ -310,55 +305,51 @@ TEST(FaultProxyTest, DelayAppliesToBothDirectionsAndKeepsOrder) {
 // ---------------------------------------------------------------------------------------------
 // Resets, refusal, upstream failure.
 
-TEST(FaultProxyTest, ResetAllResetsEveryConnectionBothSides) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd a = frame_client(*proxy);
-  UniqueFd b = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, ResetAllResetsEveryConnectionBothSides) {
+  UniqueFd a = frame_client(*proxy_);
+  UniqueFd b = frame_client(*proxy_);
   ASSERT_GE(a.get(), 0);
   ASSERT_GE(b.get(), 0);
-  EXPECT_EQ(proxy->live(), 2u);
+  EXPECT_EQ(proxy_->live(), 2u);
 
-  proxy->reset_all();
-  EXPECT_EQ(proxy->live(), 0u);  // synchronous
-  EXPECT_TRUE(proxy->connection_ids().empty());
+  proxy_->reset_all();
+  EXPECT_EQ(proxy_->live(), 0u);  // synchronous
+  EXPECT_TRUE(proxy_->connection_ids().empty());
   for (int fd : {a.get(), b.get()}) {
     int err = 0;
     const ReadResult r = wait_closed(fd, Clock::now() + kSoon, &err);
     EXPECT_TRUE(r == ReadResult::kEof || (r == ReadResult::kError && err == ECONNRESET))
         << "read result " << static_cast<int>(r) << " errno " << err;
   }
-  EXPECT_TRUE(server.wait_closed(2, kSoon));
+  EXPECT_TRUE(server_.wait_closed(2, kSoon));
 
   // The proxy itself keeps working.
-  UniqueFd c = frame_client(*proxy);
+  UniqueFd c = frame_client(*proxy_);
   ASSERT_GE(c.get(), 0);
   expect_round_trip(c.get(), 1, "still here");
-  EXPECT_EQ(proxy->accepted(), 3u);
+  EXPECT_EQ(proxy_->accepted(), 3u);
 }
 
-TEST(FaultProxyTest, RefuseNewResetsNewConnectionsOnly) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd old_client = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, RefuseNewResetsNewConnectionsOnly) {
+  UniqueFd old_client = frame_client(*proxy_);
   ASSERT_GE(old_client.get(), 0);
 
-  proxy->refuse_new(true);
-  UniqueFd refused = connect_loopback(proxy->port());
+  proxy_->refuse_new(true);
+  UniqueFd refused = connect_loopback(proxy_->port());
   ASSERT_GE(refused.get(), 0);
   int err = 0;
   const ReadResult r = wait_closed(refused.get(), Clock::now() + kSoon, &err);
   EXPECT_TRUE(r == ReadResult::kEof || (r == ReadResult::kError && err == ECONNRESET));
-  EXPECT_EQ(proxy->refused(), 1u);
-  EXPECT_EQ(proxy->accepted(), 1u);
-  EXPECT_EQ(server.connections(), 1u);  // never forwarded upstream
+  EXPECT_EQ(proxy_->refused(), 1u);
+  EXPECT_EQ(proxy_->accepted(), 1u);
+  EXPECT_EQ(server_.connections(), 1u);  // never forwarded upstream
   expect_round_trip(old_client.get(), 1, "existing connection unaffected");
 
-  proxy->refuse_new(false);
-  UniqueFd fresh = frame_client(*proxy);
+  proxy_->refuse_new(false);
+  UniqueFd fresh = frame_client(*proxy_);
   ASSERT_GE(fresh.get(), 0);
   expect_round_trip(fresh.get(), 1, "accepted again");
-  EXPECT_EQ(proxy->accepted(), 2u);
+  EXPECT_EQ(proxy_->accepted(), 2u);
 }
 
 TEST(FaultProxyTest, UpstreamDownClosesClientAndSetUpstreamRedirects) {
@@ -416,13 +407,11 @@ TEST(FaultProxyTest, ServerCloseAndResetArePassedOnToTheClient) {
 // ---------------------------------------------------------------------------------------------
 // Lost replies.
 
-TEST(FaultProxyTest, DropNextReplyDropsExactlyTheMatchingFrame) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  EXPECT_FALSE(proxy->wait_reply_dropped(0ms));  // nothing armed
-  proxy->drop_next_reply_containing("-lock-", /*reset_after=*/false);
+TEST_F(FaultProxyFramesTest, DropNextReplyDropsExactlyTheMatchingFrame) {
+  EXPECT_FALSE(proxy_->wait_reply_dropped(0ms));  // nothing armed
+  proxy_->drop_next_reply_containing("-lock-", /*reset_after=*/false);
   // The ConnectResponse contains the needle but is not a reply: not dropped.
-  UniqueFd client = frame_client(*proxy, "hello x-lock-");
+  UniqueFd client = frame_client(*proxy_, "hello x-lock-");
   ASSERT_GE(client.get(), 0);
   // Neither is a reply that does not contain it.
   expect_round_trip(client.get(), 1, "plain");
@@ -444,8 +433,8 @@ TEST(FaultProxyTest, DropNextReplyDropsExactlyTheMatchingFrame) {
   EXPECT_EQ(got[2].body, "first");
   EXPECT_EQ(got[3].xid, 2);
   EXPECT_EQ(got[3].body, "last");
-  EXPECT_TRUE(proxy->wait_reply_dropped(kSoon));
-  EXPECT_EQ(proxy->frames_dropped(), 1u);
+  EXPECT_TRUE(proxy_->wait_reply_dropped(kSoon));
+  EXPECT_EQ(proxy_->frames_dropped(), 1u);
 
   // One-shot: the same reply passes next time, and the connection stayed up.
   ASSERT_TRUE(send_all(client.get(), frame(request(3, "trio:-lock-"))));
@@ -454,19 +443,17 @@ TEST(FaultProxyTest, DropNextReplyDropsExactlyTheMatchingFrame) {
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->body, body);
   }
-  EXPECT_EQ(proxy->frames_dropped(), 1u);
-  EXPECT_EQ(proxy->live(), 1u);
+  EXPECT_EQ(proxy_->frames_dropped(), 1u);
+  EXPECT_EQ(proxy_->live(), 1u);
 }
 
-TEST(FaultProxyTest, DropNextReplyWithResetLosesTheReplyAndTheConnection) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd victim = frame_client(*proxy);
-  UniqueFd bystander = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, DropNextReplyWithResetLosesTheReplyAndTheConnection) {
+  UniqueFd victim = frame_client(*proxy_);
+  UniqueFd bystander = frame_client(*proxy_);
   ASSERT_GE(victim.get(), 0);
   ASSERT_GE(bystander.get(), 0);
 
-  proxy->drop_next_reply_containing("hit");
+  proxy_->drop_next_reply_containing("hit");
   ASSERT_TRUE(send_all(victim.get(), frame(request(5, "trio:x"))));
   // Frames before the dropped one arrive; then the connection is reset instead of "hit x".
   for (const char* body : {"watch x", "ping x", "first"}) {
@@ -478,10 +465,10 @@ TEST(FaultProxyTest, DropNextReplyWithResetLosesTheReplyAndTheConnection) {
   auto next = read_reply(victim.get(), Clock::now() + kSoon, &status);
   EXPECT_FALSE(next.has_value()) << "got a frame after the dropped one: " << next->body;
   EXPECT_TRUE(status == ReadResult::kEof || status == ReadResult::kError) << static_cast<int>(status);
-  EXPECT_TRUE(proxy->wait_reply_dropped(kSoon));
-  EXPECT_EQ(proxy->frames_dropped(), 1u);
-  EXPECT_EQ(server.received(), 1u);  // the request was executed
-  EXPECT_TRUE(proxy->wait_live(1, kSoon));
+  EXPECT_TRUE(proxy_->wait_reply_dropped(kSoon));
+  EXPECT_EQ(proxy_->frames_dropped(), 1u);
+  EXPECT_EQ(server_.received(), 1u);  // the request was executed
+  EXPECT_TRUE(proxy_->wait_live(1, kSoon));
   expect_round_trip(bystander.get(), 1, "hit but unaffected");  // one-shot, other connection
 }
 
@@ -514,62 +501,58 @@ TEST(FaultProxyTest, DropWaitsForTheWholeFrameAcrossSegments) {
 // ---------------------------------------------------------------------------------------------
 // Per-connection control.
 
-TEST(FaultProxyTest, PerConnectionControlAffectsOnlyThatConnection) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd a = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, PerConnectionControlAffectsOnlyThatConnection) {
+  UniqueFd a = frame_client(*proxy_);
   ASSERT_GE(a.get(), 0);
-  UniqueFd b = frame_client(*proxy);
+  UniqueFd b = frame_client(*proxy_);
   ASSERT_GE(b.get(), 0);
-  const std::vector<int> ids = proxy->connection_ids();
+  const std::vector<int> ids = proxy_->connection_ids();
   ASSERT_EQ(ids.size(), 2u);
   EXPECT_LT(ids[0], ids[1]);  // oldest first: ids[0] is a
   const int id_a = ids[0];
   const int id_b = ids[1];
 
-  ASSERT_TRUE(proxy->blackhole_connection(id_a));
-  EXPECT_EQ(proxy->mode(), ProxyMode::kPass);
+  ASSERT_TRUE(proxy_->blackhole_connection(id_a));
+  EXPECT_EQ(proxy_->mode(), ProxyMode::kPass);
   const std::string void1 = frame(request(1, "into the void"));
   ASSERT_TRUE(send_all(a.get(), void1));
   expect_round_trip(b.get(), 1, "b passes");
-  ASSERT_TRUE(wait_until([&] { return proxy->bytes_discarded() == void1.size(); }, kSoon));
+  ASSERT_TRUE(wait_until([&] { return proxy_->bytes_discarded() == void1.size(); }, kSoon));
   EXPECT_TRUE(stays_silent(a.get(), kSilence));
 
   // heal_connection does not override a whole-proxy blackhole.
-  proxy->blackhole();
-  ASSERT_TRUE(proxy->heal_connection(id_a));
+  proxy_->blackhole();
+  ASSERT_TRUE(proxy_->heal_connection(id_a));
   const std::string void2 = frame(request(2, "still void"));
   ASSERT_TRUE(send_all(a.get(), void2));
   ASSERT_TRUE(
-      wait_until([&] { return proxy->bytes_discarded() == void1.size() + void2.size(); }, kSoon));
+      wait_until([&] { return proxy_->bytes_discarded() == void1.size() + void2.size(); }, kSoon));
   EXPECT_TRUE(stays_silent(a.get(), kSilence));
-  proxy->heal();
+  proxy_->heal();
   expect_round_trip(a.get(), 3, "a passes again");
-  EXPECT_EQ(server.received(), 2u);  // b's 1 and a's 3
+  EXPECT_EQ(server_.received(), 2u);  // b's 1 and a's 3
 
-  ASSERT_TRUE(proxy->reset_connection(id_b));
+  ASSERT_TRUE(proxy_->reset_connection(id_b));
   int err = 0;
   const ReadResult r = wait_closed(b.get(), Clock::now() + kSoon, &err);
   EXPECT_TRUE(r == ReadResult::kEof || (r == ReadResult::kError && err == ECONNRESET));
-  EXPECT_EQ(proxy->connection_ids(), std::vector<int>{id_a});
+  EXPECT_EQ(proxy_->connection_ids(), std::vector<int>{id_a});
   expect_round_trip(a.get(), 4, "a survives b's reset");
 
-  EXPECT_FALSE(proxy->blackhole_connection(id_b));
-  EXPECT_FALSE(proxy->heal_connection(id_b));
-  EXPECT_FALSE(proxy->reset_connection(id_b));
-  EXPECT_FALSE(proxy->reset_connection(12345));
+  EXPECT_FALSE(proxy_->blackhole_connection(id_b));
+  EXPECT_FALSE(proxy_->heal_connection(id_b));
+  EXPECT_FALSE(proxy_->reset_connection(id_b));
+  EXPECT_FALSE(proxy_->reset_connection(12345));
 }
 
-TEST(FaultProxyTest, DestructorClosesEverything) {
-  FakeServer server(FakeServer::Kind::kFrames);
-  auto proxy = FaultProxy::start("127.0.0.1", server.port());
-  UniqueFd client = frame_client(*proxy);
+TEST_F(FaultProxyFramesTest, DestructorClosesEverything) {
+  UniqueFd client = frame_client(*proxy_);
   ASSERT_GE(client.get(), 0);
-  proxy->blackhole();  // even a partition ends with the proxy
-  const int port = proxy->port();
-  proxy.reset();
+  proxy_->blackhole();  // even a partition ends with the proxy
+  const int port = proxy_->port();
+  proxy_.reset();
   EXPECT_NE(wait_closed(client.get(), Clock::now() + kSoon), ReadResult::kTimeout);
-  EXPECT_TRUE(server.wait_closed(1, kSoon));
+  EXPECT_TRUE(server_.wait_closed(1, kSoon));
   UniqueFd again = connect_loopback(port);
   EXPECT_LT(again.get(), 0);  // nobody listens any more
 }

@@ -11,6 +11,7 @@
 
 #include "support/fault_proxy.h"
 #include "support/raw_zk_client.h"
+#include "support/unique_name.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
 
@@ -28,13 +29,14 @@ class FaultProxyZooKeeperTest : public ::testing::Test {
   // ZKLOCK_TEST_CONNECT names.
   void SetUp() override { server_ = shared_server(); }
 
-  // Creates `path` (persistent) directly on the server, ignoring "already exists".
-  static void ensure_node(const std::string& path) {
+  // A new persistent node for one test's nodes, created directly on the server.
+  static std::string new_parent(const std::string& stem) {
+    const std::string path = "/" + unique_name("fault-proxy-" + stem);
     RawZkClient direct(server_.connect, 10000);
-    ASSERT_TRUE(direct.wait_connected(kSoon));
-    const int rc = ::zoo_create(direct.handle(), path.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0,
-                                nullptr, 0);
-    ASSERT_TRUE(rc == ZOK || rc == ZNODEEXISTS) << ::zerror(rc);
+    EXPECT_TRUE(direct.wait_connected(kSoon));
+    const int rc = direct.create(path);
+    EXPECT_EQ(rc, ZOK) << ::zerror(rc);
+    return path;
   }
 
   static ServerRef server_;
@@ -76,8 +78,7 @@ TEST_F(FaultProxyZooKeeperTest, BlackholeDisconnectsAndHealReconnectsSameSession
 }
 
 TEST_F(FaultProxyZooKeeperTest, DroppedCreateReplyIsConnectionLossButNodeExists) {
-  const std::string parent = "/fault-proxy-drop-" + std::to_string(::getpid());
-  ensure_node(parent);
+  const std::string parent = new_parent("drop");
   auto proxy = FaultProxy::start("127.0.0.1", server_.port);
   RawZkClient client(proxy->connect_string(), 6000);
   ASSERT_TRUE(client.wait_connected(kSoon));
@@ -107,8 +108,7 @@ TEST_F(FaultProxyZooKeeperTest, DroppedCreateReplyIsConnectionLossButNodeExists)
 }
 
 TEST_F(FaultProxyZooKeeperTest, LongBlackholeExpiresTheSession) {
-  const std::string parent = "/fault-proxy-expire-" + std::to_string(::getpid());
-  ensure_node(parent);
+  const std::string parent = new_parent("expire");
   auto proxy = FaultProxy::start("127.0.0.1", server_.port);
   RawZkClient victim(proxy->connect_string(), 2000);
   ASSERT_TRUE(victim.wait_connected(kSoon));

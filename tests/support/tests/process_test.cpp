@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -221,10 +222,14 @@ TEST(ChildProcessDeathTest, ForkedCopyThatAbortsSparesTheParentsChildren) {
   EXPECT_TRUE(pid_alive(parents_child.pid()));
 }
 
-// Runs this binary as a helper with `role`, whose grandchild runs `grandchild_role`. Returns the
-// grandchild's PID once the helper has exited by itself (`kill_helper` false) or was SIGKILLed.
-pid_t run_helper(const std::string& role, const std::string& grandchild_role, bool kill_helper,
-                 int* helper_status) {
+// Runs this binary as a helper with `role`, whose grandchild runs `grandchild_role`; once the
+// grandchild is seen alive, lets the helper end (by itself, or SIGKILLed when `kill_helper`).
+// Expects the helper to have ended as `ended_as_expected` says and the grandchild to die with it,
+// which `how` explains.
+void expect_grandchild_dies_with_helper(const std::string& role,
+                                        const std::string& grandchild_role, bool kill_helper,
+                                        const std::function<bool(int)>& ended_as_expected,
+                                        const std::string& how) {
   TempDir dir("zklock-harness-test-");
   const std::string pid_file = dir.file("grandchild.pid");
   const std::string go_file = dir.file("go");
@@ -235,46 +240,39 @@ pid_t run_helper(const std::string& role, const std::string& grandchild_role, bo
                        "ZKLOCK_HARNESS_GO_FILE=" + go_file};
   ChildProcess helper({self_exe()}, options);
   const pid_t grandchild = read_pid_file(pid_file, 20s);
-  EXPECT_GT(grandchild, 0) << "helper log:\n" << read_file(options.log_path);
-  if (grandchild > 0) {
-    EXPECT_TRUE(pid_alive(grandchild)) << "grandchild died before its parent";
-  }
-  std::ofstream(go_file) << "go\n";
+  ASSERT_GT(grandchild, 0) << "helper log:\n" << read_file(options.log_path);
+  EXPECT_TRUE(pid_alive(grandchild)) << "grandchild died before its parent";
+  write_file(go_file, "go\n");
   if (kill_helper) helper.kill();
   const auto status = helper.wait_exit(20s);
-  EXPECT_TRUE(status.has_value()) << "helper did not exit";
-  *helper_status = status.value_or(-1);
-  return grandchild;
+  ASSERT_TRUE(status.has_value()) << "helper did not exit";
+  EXPECT_TRUE(ended_as_expected(*status)) << describe_wait_status(*status);
+  EXPECT_TRUE(wait_until([&] { return !pid_alive(grandchild); }, 5s))
+      << "pid " << grandchild << " survived: " << how;
 }
 
 TEST(ChildProcessCleanupTest, AbortingParentKillsItsChildren) {
-  int status = 0;
-  const pid_t grandchild = run_helper("abort", "grandchild", false, &status);
-  ASSERT_GT(grandchild, 0);
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << describe_wait_status(status);
-  // The grandchild cleared its PDEATHSIG: only the SIGABRT handler's registry can have killed it.
-  EXPECT_TRUE(wait_until([&] { return !pid_alive(grandchild); }, 5s))
-      << "pid " << grandchild << " survived the abort of its parent";
+  // The grandchild cleared its PDEATHSIG: only the SIGABRT handler's registry can kill it.
+  expect_grandchild_dies_with_helper(
+      "abort", "grandchild", false,
+      [](int status) { return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT; },
+      "the registry's SIGABRT handler did not kill it");
 }
 
 TEST(ChildProcessCleanupTest, ExitingParentKillsItsChildren) {
-  int status = 0;
-  const pid_t grandchild = run_helper("exit", "grandchild", false, &status);
-  ASSERT_GT(grandchild, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << describe_wait_status(status);
-  // No destructor ran and PDEATHSIG is cleared: the atexit handler did it.
-  EXPECT_TRUE(wait_until([&] { return !pid_alive(grandchild); }, 5s))
-      << "pid " << grandchild << " survived the exit of its parent";
+  // No destructor runs and PDEATHSIG is cleared: only the atexit handler can kill it.
+  expect_grandchild_dies_with_helper(
+      "exit", "grandchild", false,
+      [](int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; },
+      "the registry's atexit handler did not kill it");
 }
 
 TEST(ChildProcessCleanupTest, SigkilledParentsChildrenDieByPdeathsig) {
-  int status = 0;
-  const pid_t grandchild = run_helper("wait", "grandchild-pdeathsig", true, &status);
-  ASSERT_GT(grandchild, 0);
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << describe_wait_status(status);
-  // SIGKILL runs no handler at all: only the kernel's PDEATHSIG can have done it.
-  EXPECT_TRUE(wait_until([&] { return !pid_alive(grandchild); }, 5s))
-      << "pid " << grandchild << " survived the SIGKILL of its parent";
+  // SIGKILL runs no handler at all: only the kernel's PDEATHSIG can kill it.
+  expect_grandchild_dies_with_helper(
+      "wait", "grandchild-pdeathsig", true,
+      [](int status) { return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL; },
+      "PR_SET_PDEATHSIG did not kill it");
 }
 
 }  // namespace
