@@ -2,13 +2,13 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
-#include <unistd.h>
 
 #include "support/four_letter_words.h"
 #include "support/unique_name.h"

@@ -80,9 +80,9 @@ TEST_F(CliExec, CommandSeesTheLockInItsEnvironment) {
   // Write the environment atomically (rename), then stay inside the lock until the test has
   // compared it with the server's view.
   Cli cli(dir_, cli_args("exec", server_.connect,
-                        {"--description", "env check", path_, "--", "sh", "-c",
-                         "env > \"$1.tmp\" && mv \"$1.tmp\" \"$1\" && read _ < \"$2\"", "sh",
-                         env_file, gate.path()}));
+                         {"--description", "env check", path_, "--", "sh", "-c",
+                          "env > \"$1.tmp\" && mv \"$1.tmp\" \"$1\" && read _ < \"$2\"", "sh",
+                          env_file, gate.path()}));
   ASSERT_TRUE(wait_until([&] { return fs::exists(env_file); }, kEventTimeout)) << cli.output();
 
   std::map<std::string, std::string> env;
@@ -131,8 +131,8 @@ TEST_F(CliExec, CommandStartsWithTheInvokersSignalState) {
   // zklock blocks SIGINT, SIGTERM, SIGHUP and SIGCHLD for itself; the command must get the mask
   // and actions zklock was started with - here (the test's children) nothing blocked or ignored.
   const auto result = run_cli(dir_, cli_args("exec", server_.connect,
-                                            {unique_path("sigstate"), "--", "grep", "-E",
-                                             "^Sig(Blk|Ign):", "/proc/self/status"}));
+                                             {unique_path("sigstate"), "--", "grep", "-E",
+                                              "^Sig(Blk|Ign):", "/proc/self/status"}));
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_EQ(lines_of(result.output),
             (std::vector<std::string>{"SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"}));
@@ -161,9 +161,9 @@ TEST_F(CliExec, CommandRunsInItsOwnProcessGroupUnlessForeground) {
 }
 
 TEST_F(CliExec, ExitCodeIsTheCommandsOwn) {
-  EXPECT_EQ(
-      run_cli(dir_, cli_args("exec", server_.connect, {path_, "--", "sh", "-c", "exit 7"})).exit_code,
-      7);
+  EXPECT_EQ(run_cli(dir_, cli_args("exec", server_.connect, {path_, "--", "sh", "-c", "exit 7"}))
+                .exit_code,
+            7);
   EXPECT_EQ(run_cli(dir_, cli_args("exec", server_.connect, {path_, "--", "true"})).exit_code, 0);
   // A command's own "--" reaches it untouched (only the first one separates).
   const auto echoed =
@@ -227,14 +227,15 @@ TEST_F(CliExec, BadUsageIs64) {
   // No command at all, and a command without the "--" separator.
   EXPECT_EQ(run_cli(dir_, cli_args("exec", server_.connect, {path_})).exit_code, 64);
   EXPECT_EQ(run_cli(dir_, cli_args("exec", server_.connect, {path_, "--"})).exit_code, 64);
-  EXPECT_EQ(run_cli(dir_, cli_args("exec", server_.connect, {path_, "touch", touched})).exit_code, 64);
+  EXPECT_EQ(run_cli(dir_, cli_args("exec", server_.connect, {path_, "touch", touched})).exit_code,
+            64);
   EXPECT_FALSE(fs::exists(touched)) << "a command ran despite bad usage";
 }
 
 TEST_F(CliExec, UnreachableServerIs69) {
   const std::string nobody = "127.0.0.1:" + std::to_string(pick_free_port());
   const auto result = run_cli(dir_, {"exec", "--connect", nobody, "--connect-timeout", "1s",
-                                    "/zklock-test/unreachable", "--", "true"});
+                                     "/zklock-test/unreachable", "--", "true"});
   EXPECT_EQ(result.exit_code, 69) << result.output;
   EXPECT_NE(result.output.find(nobody), std::string::npos) << result.output;
 }
@@ -271,11 +272,12 @@ TEST_F(CliExec, TimeoutWhileAnotherHoldsIs75) {
     SCOPED_TRACE(timeout);
     const auto result =
         run_cli(dir_, cli_args("exec", server_.connect,
-                              {"--verbose", "--timeout", timeout, path_, "--", "touch", touched}));
+                               {"--verbose", "--timeout", timeout, path_, "--", "touch", touched}));
     EXPECT_EQ(result.exit_code, 75) << result.output;
     EXPECT_NE(result.output.find("timed out after " + timeout), std::string::npos) << result.output;
     EXPECT_FALSE(fs::exists(touched)) << "the command ran without the lock";
-    EXPECT_EQ(lock_children(session_, path_).size(), 1u) << "the timed-out exec left its node behind";
+    EXPECT_EQ(lock_children(session_, path_).size(), 1u)
+        << "the timed-out exec left its node behind";
   }
   // --verbose reports the queue position while waiting.
   const auto waited = run_cli(
@@ -297,7 +299,7 @@ TEST_F(CliExec, TerminationSignalsAreForwardedToTheCommand) {
         std::string("trap 'echo caught >> \"$1\"; kill $! 2>/dev/null; exit 42' ") +
         sigabbrev_np(sig) + "\n: > \"$2\"\nsleep 1000 & wait\n";
     Cli cli(dir_, cli_args("exec", server_.connect,
-                          {unique_path("forward"), "--", "sh", "-c", script, "sh", got, ready}));
+                           {unique_path("forward"), "--", "sh", "-c", script, "sh", got, ready}));
     ASSERT_TRUE(wait_until([&] { return fs::exists(ready); }, kEventTimeout)) << cli.output();
     // Only zklock gets the signal: the command runs in a process group of its own.
     cli.signal(sig);
@@ -313,17 +315,20 @@ TEST_F(CliExec, SignalWhileWaitingLeavesTheQueue) {
   for (const int sig : {SIGINT, SIGTERM}) {
     SCOPED_TRACE(sigabbrev_np(sig));
     Cli waiter(dir_, cli_args("exec", server_.connect, {path_, "--", "touch", touched}));
-    ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout))
+    ASSERT_TRUE(
+        wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout))
         << waiter.output();
     waiter.signal(sig);
     EXPECT_EQ(waiter.wait(), 128 + sig) << waiter.output();
-    EXPECT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 1; }, kEventTimeout))
+    EXPECT_TRUE(
+        wait_until([&] { return lock_children(session_, path_).size() == 1; }, kEventTimeout))
         << "the interrupted waiter left its node";
   }
   EXPECT_FALSE(fs::exists(touched)) << "an interrupted waiter ran its command";
   holder.signal(SIGTERM);
   EXPECT_EQ(holder.wait(), 0) << holder.output();
-  EXPECT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 0; }, kEventTimeout));
+  EXPECT_TRUE(
+      wait_until([&] { return lock_children(session_, path_).size() == 0; }, kEventTimeout));
 }
 
 }  // namespace

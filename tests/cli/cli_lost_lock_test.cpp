@@ -2,6 +2,7 @@
 // real binary cut off from its server by a FaultProxy, with a short session timeout: the command is
 // stopped (SIGTERM, then SIGKILL after --grace) and zklock exits 76 before anyone else acquires.
 #include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>

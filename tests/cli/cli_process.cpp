@@ -59,8 +59,7 @@ std::string Cli::wait_for_line() {
   return line;
 }
 
-CliResult run_cli(const TempDir& dir, std::vector<std::string> args,
-                  std::vector<std::string> env) {
+CliResult run_cli(const TempDir& dir, std::vector<std::string> args, std::vector<std::string> env) {
   Cli cli(dir, std::move(args), std::move(env));
   const int code = cli.wait();
   return {code, cli.output()};

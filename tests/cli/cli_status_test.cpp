@@ -42,9 +42,11 @@ TEST_F(CliStatus, ShowsTheQueueHolderFirstAsTextAndJson) {
   fields >> token >> sequence >> holder_node;
   // Two waiters, queued one after the other so that their order is known.
   Cli first(dir_, {"exec", "--description", "first \"waiter\"", path_, "--", "true"}, env);
-  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout));
+  ASSERT_TRUE(
+      wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout));
   Cli second(dir_, {"exec", "--description", "second waiter", path_, "--", "true"}, env);
-  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 3; }, kEventTimeout));
+  ASSERT_TRUE(
+      wait_until([&] { return lock_children(session_, path_).size() == 3; }, kEventTimeout));
   // A kazoo-named node with kazoo's kind of data (not zklock's JSON) queues last.
   const std::string kazoo_name = "0123456789abcdef0123456789abcdef__lock__0000000999";
   session_.create(path_ + "/" + kazoo_name, "kazoo-identifier", CreateMode::kEphemeral);
@@ -172,20 +174,23 @@ TEST_F(CliStatus, ChildNamesThatAreNotContendersAreSkipped) {
   fields >> token >> sequence >> holder_node;
 
   const std::vector<std::string> names = {
-      "no-sequence",                       // no marker at all
-      "x-lock-",                           // a marker and nothing after it
-      "x-lock-12",                         // too short for "%010d"
-      "x-lock-00000000001",                // too long
-      "x-lock-9999999999",                 // above 2^31 - 1
-      "x-lock--9999999999",                // below -2^31
-      "x-lock-+000000001",                 // a sign ZooKeeper never writes
-      "x-lock-00000000x1",                 // not a number
-      "x__lock__123",                      // kazoo's marker, a short number
-      "\xc3\xbc" "n\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9 \xe2\x98\x83 \"quoted\" name",  // odd characters
-      std::string(4000, 'n'),              // a huge name
+      "no-sequence",         // no marker at all
+      "x-lock-",             // a marker and nothing after it
+      "x-lock-12",           // too short for "%010d"
+      "x-lock-00000000001",  // too long
+      "x-lock-9999999999",   // above 2^31 - 1
+      "x-lock--9999999999",  // below -2^31
+      "x-lock-+000000001",   // a sign ZooKeeper never writes
+      "x-lock-00000000x1",   // not a number
+      "x__lock__123",        // kazoo's marker, a short number
+      "\xc3\xbc"
+      "n\xc3\xaf"
+      "c\xc3\xb6"
+      "d\xc3\xa9 \xe2\x98\x83 \"quoted\" name",     // odd characters
+      std::string(4000, 'n'),                       // a huge name
       std::string(4000, 'h') + "-lock-0000000005",  // huge, but a contender's
-      "\xe2\x98\x83-lock-0000000007",      // odd characters, but a contender's
-      "x-lock--000000005",                 // a negative sequence (past the wrap), a contender's
+      "\xe2\x98\x83-lock-0000000007",               // odd characters, but a contender's
+      "x-lock--000000005",  // a negative sequence (past the wrap), a contender's
   };
   std::set<std::string> expected = {holder_node.substr(path_.size() + 1)};
   for (const auto& name : names) {
@@ -210,14 +215,14 @@ TEST_F(CliStatus, DataThatIsNotOursIsShownRawNeverAsOurs) {
   std::string every_byte;
   for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
   const std::vector<std::string> data = {
-      "",                                                  // empty
-      every_byte,                                          // binary, invalid UTF-8
-      std::string(512 * 1024, 'x'),                        // huge (ZooKeeper's limit is 1 MiB)
-      "[1, 2, 3]",                                         // JSON, not an object
-      "\"zklock\"",                                        // JSON, a string
-      "{\"lib\":\"zklock\",",                              // truncated
-      "{\"lib\":\"kazoo\",\"pid\":1}",                     // someone else's object
-      std::string(200000, '[') + std::string(200000, ']'), // deeply nested
+      "",                                                   // empty
+      every_byte,                                           // binary, invalid UTF-8
+      std::string(512 * 1024, 'x'),                         // huge (ZooKeeper's limit is 1 MiB)
+      "[1, 2, 3]",                                          // JSON, not an object
+      "\"zklock\"",                                         // JSON, a string
+      "{\"lib\":\"zklock\",",                               // truncated
+      "{\"lib\":\"kazoo\",\"pid\":1}",                      // someone else's object
+      std::string(200000, '[') + std::string(200000, ']'),  // deeply nested
       "{\"lib\":\"zklock\",\"host\":42,\"pid\":\"123\",\"description\":[\"a\"]}",  // wrong types
       "{\"lib\":\"zklock\",\"pid\":1.5,\"description\":\"\xff\xfe\"}",             // bad UTF-8
   };
@@ -225,7 +230,7 @@ TEST_F(CliStatus, DataThatIsNotOursIsShownRawNeverAsOurs) {
     char sequence[16];
     std::snprintf(sequence, sizeof sequence, "%010d", static_cast<int>(i) + 1);
     session_.create(path_ + "/d" + std::to_string(i) + "-lock-" + sequence, data[i],
-                   CreateMode::kEphemeral, /*make_parents=*/true);
+                    CreateMode::kEphemeral, /*make_parents=*/true);
   }
 
   const json contenders = status_of(dir_, server_.connect, path_);

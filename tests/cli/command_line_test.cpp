@@ -34,8 +34,8 @@ Parsed parse(std::vector<std::string> args, std::optional<std::string> environme
   for (const auto& arg : args) argv.push_back(arg.c_str());
   std::ostringstream out;
   std::ostringstream err;
-  ParseOutcome outcome = parse_command_line(static_cast<int>(argv.size()), argv.data(),
-                                            environment, out, err);
+  ParseOutcome outcome =
+      parse_command_line(static_cast<int>(argv.size()), argv.data(), environment, out, err);
   return {std::move(outcome), out.str(), err.str()};
 }
 
@@ -133,9 +133,8 @@ TEST(CommandLineTest, ChooseConnectOrder) {
 // ---- Options.
 
 TEST(CommandLineTest, DurationOptionsTakeEveryUnit) {
-  const Parsed parsed =
-      parse({"exec", "--timeout", "300ms", "--session-timeout", "1.5m", "--connect-timeout", "2s",
-             "--grace", "1h", "/l", "--", "true"});
+  const Parsed parsed = parse({"exec", "--timeout", "300ms", "--session-timeout", "1.5m",
+                               "--connect-timeout", "2s", "--grace", "1h", "/l", "--", "true"});
   ASSERT_TRUE(parsed.outcome.command_line) << parsed.err;
   const CommandLine& line = parsed.line();
   EXPECT_EQ(line.lock.timeout, milliseconds(300));
@@ -152,8 +151,9 @@ TEST(CommandLineTest, TimeoutZeroMeansTryOnce) {
 }
 
 TEST(CommandLineTest, OnLostTakesTermKillOrIgnore) {
-  for (const auto& [text, policy] : {std::pair{"term", OnLost::kTerm}, std::pair{"kill", OnLost::kKill},
-                                     std::pair{"ignore", OnLost::kIgnore}}) {
+  for (const auto& [text, policy] :
+       {std::pair{"term", OnLost::kTerm}, std::pair{"kill", OnLost::kKill},
+        std::pair{"ignore", OnLost::kIgnore}}) {
     SCOPED_TRACE(text);
     const Parsed parsed = parse({"exec", "--on-lost", text, "/l", "--", "true"});
     ASSERT_TRUE(parsed.outcome.command_line) << parsed.err;

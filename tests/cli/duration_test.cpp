@@ -59,8 +59,8 @@ TEST(DurationTest, RefusesAMissingOrUnknownUnit) {
 }
 
 TEST(DurationTest, RefusesSignsSpacesExponentsAndHalfNumbers) {
-  for (const char* text : {"-1s", "+1s", " 1s", "1 s", "1s ", "1e3ms", ".5s", "1.s", "1..5s",
-                           "s", "0x10s", "1,5s"}) {
+  for (const char* text :
+       {"-1s", "+1s", " 1s", "1 s", "1s ", "1e3ms", ".5s", "1.s", "1..5s", "s", "0x10s", "1,5s"}) {
     SCOPED_TRACE(text);
     EXPECT_NE(refused(text).find("invalid duration '" + std::string(text) + "'"),
               std::string::npos);

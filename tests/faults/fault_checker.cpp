@@ -68,10 +68,10 @@ bool CheckReport::has(const std::string& rule) const {
 std::string CheckReport::describe() const {
   std::ostringstream os;
   os << "holds=" << holds << " (released " << holds_released << ", lost " << holds_lost
-     << ", killed " << holds_killed << ", paused out " << holds_paused_out << ") accepted=" << accepted
-     << " rejected=" << rejected << " late_writes=" << late_writes
-     << " writes_after_resume=" << writes_after_resume << " unmatched_attempts=" << unmatched_attempts
-     << " violations=" << violations.size() << "\n";
+     << ", killed " << holds_killed << ", paused out " << holds_paused_out
+     << ") accepted=" << accepted << " rejected=" << rejected << " late_writes=" << late_writes
+     << " writes_after_resume=" << writes_after_resume
+     << " unmatched_attempts=" << unmatched_attempts << " violations=" << violations.size() << "\n";
   for (const auto& v : violations) os << "  VIOLATION " << v.rule << ": " << v.detail << "\n";
   return os.str();
 }
@@ -170,8 +170,9 @@ class RunChecker {
     for (const auto& e : events) {
       if (e.kind == "acquired") {
         if (current >= 0) {
-          violate("hold-never-ended", describe_hold(holds_[current]) + " was followed by another "
-                                      "acquisition of the same holder without ending");
+          violate("hold-never-ended", describe_hold(holds_[current]) +
+                                          " was followed by another "
+                                          "acquisition of the same holder without ending");
         }
         Hold h;
         h.holder = log.id;
@@ -179,7 +180,8 @@ class RunChecker {
         h.acq = e.at_ns;
         holds_.push_back(h);
         current = last = static_cast<int>(holds_.size()) - 1;
-      } else if (e.kind == "lock_state" && current >= 0 && e.num("token") == holds_[current].token) {
+      } else if (e.kind == "lock_state" && current >= 0 &&
+                 e.num("token") == holds_[current].token) {
         note_lock_state(holds_[current], e);
       } else if ((e.kind == "released" || e.kind == "gave_up") && current >= 0) {
         Hold& h = holds_[current];
@@ -304,13 +306,12 @@ class RunChecker {
         violate("token-not-increasing", describe_hold(holds_[order_[i + 1]]) + " acquired after " +
                                             describe_hold(a) + " with a token that is not larger");
       }
-      for (std::size_t j = i + 1; j < order_.size() && holds_[order_[j]].acq < a.natural_end;
-           ++j) {
+      for (std::size_t j = i + 1; j < order_.size() && holds_[order_[j]].acq < a.natural_end; ++j) {
         const Hold& b = holds_[order_[j]];
-        const std::string why =
-            a.told_lost == kNever ? "it was never told it lost"
-            : a.told_lost > b.acq ? "it was told Lost only at " + ms_text(a.told_lost) + " ms"
-                                  : "it had not ended";
+        const std::string why = a.told_lost == kNever ? "it was never told it lost"
+                                : a.told_lost > b.acq
+                                    ? "it was told Lost only at " + ms_text(a.told_lost) + " ms"
+                                    : "it had not ended";
         violate("two-holders", describe_hold(b) + " acquired at " + ms_text(b.acq) + " ms while " +
                                    describe_hold(a) + " still held: " + why);
       }
@@ -399,9 +400,9 @@ class RunChecker {
     }
     const std::int64_t newest_hold = newest_hold_token_before(r.at_ns);
     if (r.accepted && newest_hold > r.token) {
-      violate("stale-write-after-takeover", what + ": a holder with token " +
-                                                std::to_string(newest_hold) +
-                                                " had already acquired");
+      violate(
+          "stale-write-after-takeover",
+          what + ": a holder with token " + std::to_string(newest_hold) + " had already acquired");
     }
   }
 

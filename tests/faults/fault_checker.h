@@ -46,7 +46,7 @@ struct CheckReport {
   std::vector<Violation> violations;
   std::size_t holds = 0;
   std::size_t holds_released = 0;
-  std::size_t holds_lost = 0;        // ended by being told Lost
+  std::size_t holds_lost = 0;  // ended by being told Lost
   std::size_t holds_killed = 0;
   std::size_t holds_paused_out = 0;  // cut short by a losing freeze
   std::size_t accepted = 0;

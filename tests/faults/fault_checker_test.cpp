@@ -2,6 +2,8 @@
 // with no ZooKeeper server (the unit tier): the store accepts only equal or newer tokens, and each
 // rule of the checker (fault_checker.h) fails on a run that breaks it - so the checker can fail
 // on a real run.
+#include "fault_checker.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "fault_checker.h"
 #include "fenced_store.h"
 #include "support/temp_dir.h"
 
@@ -60,12 +61,15 @@ struct Synthetic {
   void told_lost(const std::string& h, std::int64_t at, std::int64_t token) {
     event(h, at, "lock_state", {{"state", "Lost"}, {"token", std::to_string(token)}});
   }
-  void release(const std::string& h, std::int64_t at) { event(h, at, "released", {{"state", "Held"}}); }
+  void release(const std::string& h, std::int64_t at) {
+    event(h, at, "released", {{"state", "Held"}});
+  }
   // A write attempted at `t0` and decided by the store at `decided`.
-  void write(const std::string& h, std::int64_t t0, std::int64_t decided, std::int64_t token, bool late = false) {
+  void write(const std::string& h, std::int64_t t0, std::int64_t decided, std::int64_t token,
+             bool late = false) {
     const std::int64_t n = ++next_n[h];
-    event(h, t0, "write_attempt", {{"n", std::to_string(n)}, {"token", std::to_string(token)},
-                                   {"late", late ? "1" : "0"}});
+    event(h, t0, "write_attempt",
+          {{"n", std::to_string(n)}, {"token", std::to_string(token)}, {"late", late ? "1" : "0"}});
     std::int64_t newest = 0;
     for (const auto& r : store) {
       if (r.accepted) newest = std::max(newest, r.token);
@@ -115,7 +119,7 @@ TEST(FaultCheckerTest, OnlyThePauseDuringWhichSomeoneTookOverIsLosing) {
   s.write("a", 110, 111, 5);
   s.faults.push_back({200, "freeze", "a", ""});  // short: survived
   s.faults.push_back({250, "thaw", "a", ""});
-  s.write("a", 260, 261, 5);                      // still the holder: must be accepted, no violation
+  s.write("a", 260, 261, 5);                     // still the holder: must be accepted, no violation
   s.faults.push_back({300, "freeze", "a", ""});  // long: b takes over meanwhile
   s.acquire("b", 400, 7);
   s.write("b", 410, 411, 7);

@@ -53,8 +53,9 @@ std::optional<std::int64_t> HolderLog::first_at(const std::string& kind,
                                                 std::int64_t after) const {
   for (const auto& e : events) {
     if (e.kind != kind || e.at_ns < after) continue;
-    const bool matches = std::all_of(match.begin(), match.end(),
-                                     [&](const auto& field) { return e.get(field.first) == field.second; });
+    const bool matches = std::all_of(match.begin(), match.end(), [&](const auto& field) {
+      return e.get(field.first) == field.second;
+    });
     if (matches) return e.at_ns;
   }
   return std::nullopt;
@@ -126,12 +127,18 @@ std::vector<StoreRecord> read_store_log(const std::string& path) {
       if (eq == std::string::npos) continue;
       const std::string k = w.substr(0, eq), v = w.substr(eq + 1);
       ++seen;
-      if (k == "t") ok &= parse_i64(v, r.at_ns);
-      else if (k == "writer") r.writer = v;
-      else if (k == "token") ok &= parse_i64(v, r.token);
-      else if (k == "n") ok &= parse_i64(v, r.write_no);
-      else if (k == "result") r.accepted = v == "accepted";
-      else if (k == "newest") ok &= parse_i64(v, r.newest);
+      if (k == "t")
+        ok &= parse_i64(v, r.at_ns);
+      else if (k == "writer")
+        r.writer = v;
+      else if (k == "token")
+        ok &= parse_i64(v, r.token);
+      else if (k == "n")
+        ok &= parse_i64(v, r.write_no);
+      else if (k == "result")
+        r.accepted = v == "accepted";
+      else if (k == "newest")
+        ok &= parse_i64(v, r.newest);
     }
     if (ok && seen == 6) out.push_back(r);
   }
@@ -143,7 +150,8 @@ std::vector<StoreRecord> read_store_log(const std::string& path) {
 
 FaultLog::FaultLog(std::string path) : path_(std::move(path)) {}
 
-void FaultLog::record(const std::string& kind, const std::string& target, const std::string& detail) {
+void FaultLog::record(const std::string& kind, const std::string& target,
+                      const std::string& detail) {
   FaultRecord r{monotonic_ns(), kind, target, detail};
   std::lock_guard lock(mutex_);
   records_.push_back(r);

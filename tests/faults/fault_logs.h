@@ -40,7 +40,7 @@ struct LogEvent {
 };
 
 struct HolderLog {
-  std::string id;    // from the "start" line (else the file name)
+  std::string id;  // from the "start" line (else the file name)
   std::string path;
   std::vector<LogEvent> events;
 
@@ -83,7 +83,8 @@ class FaultLog {
  public:
   explicit FaultLog(std::string path = {});
   // Records `kind` now (CLOCK_MONOTONIC).
-  void record(const std::string& kind, const std::string& target = {}, const std::string& detail = {});
+  void record(const std::string& kind, const std::string& target = {},
+              const std::string& detail = {});
   std::vector<FaultRecord> records() const;
   // Faults injected: records that start a fault (not "thaw", "heal", "end-...", "restart...").
   std::size_t injected() const;

@@ -56,7 +56,8 @@ TEST(FaultSuite, ShortPartitionOfTheHolderKeepsTheLock) {
   scenario.extra = [](const CheckReport&) { return std::string("blip_x_T=0.5"); };
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", true, kHoldOnce);
-    ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_log(
+        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
     auto& w = run.spawn("W", false, {"--rounds", "1", "--writes", "3", "--linger"});
     ASSERT_TRUE(run.wait_children(2, 20s));
 
@@ -65,11 +66,16 @@ TEST(FaultSuite, ShortPartitionOfTheHolderKeepsTheLock) {
     const std::int64_t healed = monotonic_ns();
     run.heal(h, Heal::kResetDamaged);
 
-    ASSERT_TRUE(run.wait_log(h, [&](const HolderLog& l) {
-      const auto suspended = l.first_at("lock_state", {{"state", "Suspended"}});
-      return suspended && l.first_at("lock_state", {{"state", "Held"}}, *suspended) &&
-             l.first_at("write_result", {{"result", "accepted"}}, healed);
-    }, 3 * kT)) << "the holder did not go Suspended -> Held and write again\n" << read_file(h.log_path);
+    ASSERT_TRUE(run.wait_log(
+        h,
+        [&](const HolderLog& l) {
+          const auto suspended = l.first_at("lock_state", {{"state", "Suspended"}});
+          return suspended && l.first_at("lock_state", {{"state", "Held"}}, *suspended) &&
+                 l.first_at("write_result", {{"result", "accepted"}}, healed);
+        },
+        3 * kT))
+        << "the holder did not go Suspended -> Held and write again\n"
+        << read_file(h.log_path);
     const HolderLog hl = h.log();
     EXPECT_FALSE(hl.learned_lost()) << "a 0.5 T blip lost the lock";
     EXPECT_FALSE(hl.first_at("session", {{"state", "Lost"}}));
@@ -81,7 +87,8 @@ TEST(FaultSuite, ShortPartitionOfTheHolderKeepsTheLock) {
     EXPECT_EQ(w.log().acquisitions(), 0u) << "the waiter got in while the holder still held";
 
     h.process->signal(SIGUSR1);  // done: release; the waiter takes over
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
+    ASSERT_TRUE(run.wait_log(
+        w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
     EXPECT_GT(w.token(), h.token());
   });
 }
@@ -96,23 +103,31 @@ TEST(FaultSuite, LongPartitionOfTheHolderToldLostBeforeTheWaiterAcquires) {
   };
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", true, kHoldOnce);
-    ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_log(
+        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
     auto& w = run.spawn("W", false, kHoldOnce);
     ASSERT_TRUE(run.wait_children(2, 20s));
 
     run.blackhole(h, "until-takeover");
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s))
-        << "the waiter never took over\n" << read_file(h.log_path);
+    ASSERT_TRUE(run.wait_log(
+        w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s))
+        << "the waiter never took over\n"
+        << read_file(h.log_path);
     const std::int64_t taken = w.log().of("acquired")[0].at_ns;
     const auto told = h.log().learned_lost();
-    ASSERT_TRUE(told) << "the waiter acquired but the old holder was never told\n" << read_file(h.log_path);
+    ASSERT_TRUE(told) << "the waiter acquired but the old holder was never told\n"
+                      << read_file(h.log_path);
     EXPECT_LT(*told, taken) << "told " << ms(taken - *told) << " after the takeover";
-    ASSERT_TRUE(run.store().wait_for([](const std::vector<StoreRecord>& rs) {
-      return std::any_of(rs.begin(), rs.end(), [](const StoreRecord& r) { return r.writer == "W" && r.accepted; });
-    }, 10s));
+    ASSERT_TRUE(run.store().wait_for(
+        [](const std::vector<StoreRecord>& rs) {
+          return std::any_of(rs.begin(), rs.end(),
+                             [](const StoreRecord& r) { return r.writer == "W" && r.accepted; });
+        },
+        10s));
 
     h.process->signal(SIGUSR2);  // a late write with the old token
-    ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.late_write_result().has_value(); }, 10s));
+    ASSERT_TRUE(run.wait_log(
+        h, [](const HolderLog& l) { return l.late_write_result().has_value(); }, 10s));
     EXPECT_EQ(h.log().late_write_result()->get("result"), "rejected");
 
     run.heal(h);
@@ -143,18 +158,19 @@ TEST(FaultSuite, FrozenHolderPastItsExpiryIsFencedOutAndLearnsItLost) {
   run_scenario(scenario, [&](Trial& run, int index) {
     self_stop = index % 2 == 0;
     SCOPED_TRACE(pause_kind());
-    std::vector<std::string> args = {"--hold-until-signal", "--write-pause-ms", "100", "--rounds", "1", "--linger"};
+    std::vector<std::string> args = {
+        "--hold-until-signal", "--write-pause-ms", "100", "--rounds", "1", "--linger"};
     if (self_stop) args.insert(args.end(), {"--pause-before-write", "8"});
     auto& h = run.spawn("H", false, args);
-    ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_log(
+        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
     auto& w = run.spawn("W", false, kHoldOnce);
     ASSERT_TRUE(run.wait_children(2, 20s));
 
     std::int64_t paused_at = 0;
     if (self_stop) {
-      ASSERT_TRUE(wait_until([&] {
-        return h.log().first_at("self_stop") && process_stopped(h.process->pid());
-      }, 20s));
+      ASSERT_TRUE(wait_until(
+          [&] { return h.log().first_at("self_stop") && process_stopped(h.process->pid()); }, 20s));
       run.faults().record("pause-self", "H");
       paused_at = *h.log().first_at("self_stop");
     } else {
@@ -162,17 +178,24 @@ TEST(FaultSuite, FrozenHolderPastItsExpiryIsFencedOutAndLearnsItLost) {
       paused_at = monotonic_ns();
     }
     // The server expires the session; the waiter takes over and writes with its newer token.
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s));
-    ASSERT_TRUE(run.store().wait_for([](const std::vector<StoreRecord>& rs) {
-      return std::any_of(rs.begin(), rs.end(), [](const StoreRecord& r) { return r.writer == "W" && r.accepted; });
-    }, 10s));
+    ASSERT_TRUE(run.wait_log(
+        w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s));
+    ASSERT_TRUE(run.store().wait_for(
+        [](const std::vector<StoreRecord>& rs) {
+          return std::any_of(rs.begin(), rs.end(),
+                             [](const StoreRecord& r) { return r.writer == "W" && r.accepted; });
+        },
+        10s));
     const std::int64_t thawed = monotonic_ns();
     run.thaw(h);
 
     if (self_stop) {  // the write it was about to send goes out now, with the old token
-      ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) {
-        return l.first_at("write_result", {{"n", "8"}}).has_value();
-      }, 10s));
+      ASSERT_TRUE(run.wait_log(
+          h,
+          [](const HolderLog& l) {
+            return l.first_at("write_result", {{"n", "8"}}).has_value();
+          },
+          10s));
       for (const auto& r : h.log().of("write_result")) {
         if (r.get("n") == "8") {
           EXPECT_EQ(r.get("result"), "rejected") << "the paused write got through";
@@ -181,7 +204,8 @@ TEST(FaultSuite, FrozenHolderPastItsExpiryIsFencedOutAndLearnsItLost) {
     }
     // It learns it lost: state() says Lost the moment it runs again (the holder sees it at its
     // next check and gives up), or the on_state_change callback says so, whichever comes first.
-    ASSERT_TRUE(run.wait_log(h, [&](const HolderLog& l) { return l.learned_lost(paused_at).has_value(); }, 10s))
+    ASSERT_TRUE(run.wait_log(
+        h, [&](const HolderLog& l) { return l.learned_lost(paused_at).has_value(); }, 10s))
         << read_file(h.log_path);
     for (const auto& r : run.store().records()) {
       if (r.writer == "H" && r.at_ns > thawed) {
@@ -189,7 +213,8 @@ TEST(FaultSuite, FrozenHolderPastItsExpiryIsFencedOutAndLearnsItLost) {
       }
     }
     h.process->signal(SIGUSR2);  // and a late write for good measure
-    ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.late_write_result().has_value(); }, 10s));
+    ASSERT_TRUE(run.wait_log(
+        h, [](const HolderLog& l) { return l.late_write_result().has_value(); }, 10s));
     EXPECT_EQ(h.log().late_write_result()->get("result"), "rejected");
 
     w.process->signal(SIGUSR1);
@@ -205,15 +230,19 @@ TEST(FaultSuite, KilledHolderIsTakenOverWithinTheSessionTimeout) {
   };
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", false, {"--hold-until-signal", "--write-pause-ms", "50"});
-    ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_log(
+        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
     auto& w = run.spawn("W", false, {"--rounds", "1", "--writes", "3", "--linger"});
     ASSERT_TRUE(run.wait_children(2, 20s));
     const std::int64_t killed = monotonic_ns();
     run.kill(h);
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) { return l.acquisitions() == 1; }, kT + 15s));
+    ASSERT_TRUE(run.wait_log(
+        w, [](const HolderLog& l) { return l.acquisitions() == 1; }, kT + 15s));
     const std::int64_t takeover = w.log().of("acquired")[0].at_ns - killed;
-    EXPECT_LT(takeover, std::chrono::nanoseconds(kT + 5s).count()) << "takeover took " << ms(takeover);
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) { return !l.of("released").empty(); }, 10s));
+    EXPECT_LT(takeover, std::chrono::nanoseconds(kT + 5s).count())
+        << "takeover took " << ms(takeover);
+    ASSERT_TRUE(run.wait_log(
+        w, [](const HolderLog& l) { return !l.of("released").empty(); }, 10s));
   });
 }
 
@@ -223,35 +252,47 @@ TEST(FaultSuite, PartitionedWaiterRequeuesInANewSessionWithoutOrphans) {
   Scenario scenario{"waiter_partition", trials(1, 3)};
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", false, kHoldOnce);
-    ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_log(
+        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
     auto& w = run.spawn("W", true, {"--rounds", "1", "--writes", "3", "--linger"});
     ASSERT_TRUE(run.wait_children(2, 20s));
     const auto before = run.owners();
 
     run.blackhole(w, "past-expiry");
     ASSERT_TRUE(run.wait_children(1, 3 * kT + 10s)) << "the waiter's node outlived its session";
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) {
-      return l.first_at("session", {{"state", "Lost"}, {"gen", "1"}}).has_value();
-    }, 10s)) << "the waiter was never told its session was lost";
+    ASSERT_TRUE(run.wait_log(
+        w,
+        [](const HolderLog& l) {
+          return l.first_at("session", {{"state", "Lost"}, {"gen", "1"}}).has_value();
+        },
+        10s))
+        << "the waiter was never told its session was lost";
     run.heal(w, Heal::kResetDamaged);
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) {
-      return l.first_at("session", {{"state", "Connected"}, {"gen", "2"}}).has_value();
-    }, 3 * kT + 10s)) << read_file(w.log_path);
+    ASSERT_TRUE(run.wait_log(
+        w,
+        [](const HolderLog& l) {
+          return l.first_at("session", {{"state", "Connected"}, {"gen", "2"}}).has_value();
+        },
+        3 * kT + 10s))
+        << read_file(w.log_path);
     std::string new_sid;
     for (const auto& e : w.log().of("session")) {
       if (e.get("gen") == "2" && e.get("state") == "Connected") new_sid = e.get("sid");
     }
     const std::string holder_sid = h.log().of("acquired")[0].get("sid");
     // Re-queued: two nodes, the holder's and one of the waiter's new session; none of the old.
-    ASSERT_TRUE(wait_until([&] {
-      const auto now = run.owners();
-      if (now.size() != 2) return false;
-      for (const auto& [name, owner] : now) {
-        const std::string sid = format_session_id(owner.first);
-        if (sid != holder_sid && sid != new_sid) return false;
-      }
-      return true;
-    }, 15s)) << "the waiter did not re-queue cleanly in its new session";
+    ASSERT_TRUE(wait_until(
+        [&] {
+          const auto now = run.owners();
+          if (now.size() != 2) return false;
+          for (const auto& [name, owner] : now) {
+            const std::string sid = format_session_id(owner.first);
+            if (sid != holder_sid && sid != new_sid) return false;
+          }
+          return true;
+        },
+        15s))
+        << "the waiter did not re-queue cleanly in its new session";
     for (const auto& [name, owner] : run.owners()) {
       if (format_session_id(owner.first) == new_sid) {
         EXPECT_EQ(before.count(name), 0u) << "the old node came back";
@@ -260,7 +301,8 @@ TEST(FaultSuite, PartitionedWaiterRequeuesInANewSessionWithoutOrphans) {
     EXPECT_EQ(w.log().acquisitions(), 0u);
 
     h.process->signal(SIGUSR1);
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
+    ASSERT_TRUE(run.wait_log(
+        w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
     EXPECT_EQ(w.log().of("acquired")[0].get("gen"), "2");
   });
 }
@@ -271,7 +313,8 @@ TEST(FaultSuite, DroppedCreateReplyLeavesNoOrphanAndNoDoubleEntry) {
   Scenario scenario{"dropped_create_reply", trials(1, 5)};
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", false, kHoldOnce);
-    ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_log(
+        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
     auto proxy = FaultProxy::start("127.0.0.1", fault_server().port());
     proxy->drop_next_reply_containing("-lock-", /*reset_after=*/true);
     run.faults().record("drop-reply", "W", "-lock-");
@@ -291,7 +334,8 @@ TEST(FaultSuite, DroppedCreateReplyLeavesNoOrphanAndNoDoubleEntry) {
     }
     EXPECT_EQ(most, 2u) << "a second entry appeared in the queue";
     const HolderLog wl = w.log();
-    EXPECT_FALSE(wl.first_at("session", {{"state", "Lost"}})) << "the connection reset lost the session";
+    EXPECT_FALSE(wl.first_at("session", {{"state", "Lost"}}))
+        << "the connection reset lost the session";
     std::string w_sid;
     for (const auto& e : wl.of("session")) w_sid = e.get("sid");
     std::int64_t w_czxid = 0;
@@ -301,8 +345,10 @@ TEST(FaultSuite, DroppedCreateReplyLeavesNoOrphanAndNoDoubleEntry) {
     ASSERT_NE(w_czxid, 0) << "the waiter's queued node is not owned by its session";
 
     h.process->signal(SIGUSR1);
-    ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
-    EXPECT_EQ(w.token(), w_czxid) << "the waiter acquired with another node than the one it had queued";
+    ASSERT_TRUE(run.wait_log(
+        w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
+    EXPECT_EQ(w.token(), w_czxid)
+        << "the waiter acquired with another node than the one it had queued";
   });
 }
 
@@ -319,34 +365,41 @@ TEST(FaultSuite, EnsembleLeaderKillFollowerRestartAndQuorumLossUnderContention) 
   scenario.new_trial = [&] {
     return std::make_unique<Trial>(ensemble->connect_string(), ports, 0, kEnsembleT);
   };
-  scenario.check_trial = [](const CheckReport& r, std::size_t) {
-    EXPECT_GE(r.holds, 5u);
-    EXPECT_GE(r.holds_lost, 1u) << "the quorum loss (1.5 T) should have cost the holder its session";
-  };
+  scenario.check_trial =
+      [](const CheckReport& r, std::size_t) {
+        EXPECT_GE(r.holds, 5u);
+        EXPECT_GE(r.holds_lost, 1u)
+            << "the quorum loss (1.5 T) should have cost the holder its session";
+      };
   run_scenario(scenario, [&](Trial& run, int) {
     // Holds of 2 s (writes every 30 ms), and each fault injected right after an acquisition.
     for (int i = 0; i < 3; ++i) {
-      run.spawn("E" + std::to_string(i), false, {"--hold-ms", "2000", "--write-pause-ms", "30", "--idle-ms", "20"});
+      run.spawn("E" + std::to_string(i), false,
+                {"--hold-ms", "2000", "--write-pause-ms", "30", "--idle-ms", "20"});
     }
     // Waits until a hold has just begun (acquired in the last 150 ms), so that the next fault hits
     // a holder: it has 1.85 s of hold left, and a holder stays in its hold while Suspended.
     auto mid_hold = [&] {
-      return wait_until([&] {
-        const std::int64_t now = monotonic_ns();
-        for (const auto& log : run.logs()) {
-          const auto acquired = log.of("acquired");
-          if (!acquired.empty() && now - acquired.back().at_ns < 150'000'000) return true;
-        }
-        return false;
-      }, 30s, 10ms);
+      return wait_until(
+          [&] {
+            const std::int64_t now = monotonic_ns();
+            for (const auto& log : run.logs()) {
+              const auto acquired = log.of("acquired");
+              if (!acquired.empty() && now - acquired.back().at_ns < 150'000'000) return true;
+            }
+            return false;
+          },
+          30s, 10ms);
     };
     auto progress = [&](std::size_t more, milliseconds timeout) {
       const std::size_t base = run.store().accepted();
-      return run.store().wait_for([&](const std::vector<StoreRecord>& rs) {
-        return static_cast<std::size_t>(std::count_if(rs.begin(), rs.end(), [](const StoreRecord& r) {
-                 return r.accepted;
-               })) >= base + more;
-      }, timeout);
+      return run.store().wait_for(
+          [&](const std::vector<StoreRecord>& rs) {
+            return static_cast<std::size_t>(std::count_if(
+                       rs.begin(), rs.end(), [](const StoreRecord& r) { return r.accepted; })) >=
+                   base + more;
+          },
+          timeout);
     };
     ASSERT_TRUE(progress(10, 30s)) << "no progress before any fault";
 
@@ -359,11 +412,13 @@ TEST(FaultSuite, EnsembleLeaderKillFollowerRestartAndQuorumLossUnderContention) 
     run.faults().record("restart-node", "zk" + std::to_string(leader));
 
     int follower = -1;
-    ASSERT_TRUE(wait_until([&] {
-      const int l = ensemble->leader_index();
-      follower = l < 0 ? -1 : (l + 1) % 3;
-      return follower >= 0;
-    }, 30s));
+    ASSERT_TRUE(wait_until(
+        [&] {
+          const int l = ensemble->leader_index();
+          follower = l < 0 ? -1 : (l + 1) % 3;
+          return follower >= 0;
+        },
+        30s));
     EXPECT_TRUE(mid_hold());
     run.faults().record("follower-restart", "zk" + std::to_string(follower));
     ensemble->restart(follower);
@@ -397,7 +452,9 @@ TEST(FaultSuite, RandomisedFaultsNeverTwoHolders) {
   std::fflush(stdout);
   RecordProperty("fault_seed", std::to_string(seed));
   std::mt19937_64 rng(seed);
-  auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
   auto of_t = [&](double x) { return milliseconds(static_cast<long>(x * kT.count())); };
 
   std::map<std::string, int> kinds;  // faults injected, by kind
@@ -427,12 +484,14 @@ TEST(FaultSuite, RandomisedFaultsNeverTwoHolders) {
         {"--writes", "4", "--write-pause-ms", "25", "--idle-ms", "10"}};
     std::vector<Trial::Holder*> slot(kContenders);
     std::vector<int> incarnation(kContenders, 0);
-    for (int i = 0; i < kContenders; ++i) slot[i] = &run.spawn("c" + std::to_string(i) + ".0", true, args[i]);
+    for (int i = 0; i < kContenders; ++i)
+      slot[i] = &run.spawn("c" + std::to_string(i) + ".0", true, args[i]);
 
     // The contender writing right now (an accepted write in the last 60 ms), or -1.
     auto current_holder = [&]() -> int {
       const auto rs = run.store().records();
-      if (rs.empty() || !rs.back().accepted || monotonic_ns() - rs.back().at_ns > 60'000'000) return -1;
+      if (rs.empty() || !rs.back().accepted || monotonic_ns() - rs.back().at_ns > 60'000'000)
+        return -1;
       for (int i = 0; i < kContenders; ++i) {
         if (slot[i]->id == rs.back().writer) return i;
       }
@@ -473,11 +532,13 @@ TEST(FaultSuite, RandomisedFaultsNeverTwoHolders) {
           run.freeze(h);
           const std::int64_t frozen = monotonic_ns();
           std::this_thread::sleep_for(of_t(1.3));
-          const bool other_wrote = run.store().wait_for([&](const std::vector<StoreRecord>& rs) {
-            return std::any_of(rs.begin(), rs.end(), [&](const StoreRecord& r) {
-              return r.accepted && r.writer != h.id && r.at_ns > frozen;
-            });
-          }, 30s);
+          const bool other_wrote = run.store().wait_for(
+              [&](const std::vector<StoreRecord>& rs) {
+                return std::any_of(rs.begin(), rs.end(), [&](const StoreRecord& r) {
+                  return r.accepted && r.writer != h.id && r.at_ns > frozen;
+                });
+              },
+              30s);
           EXPECT_TRUE(other_wrote) << "no one else got the lock while " << h.id << " was frozen";
           run.thaw(h);
           break;
@@ -486,7 +547,8 @@ TEST(FaultSuite, RandomisedFaultsNeverTwoHolders) {
           ++kinds["kill_restart"];
           run.kill(h);
           auto proxy = std::move(h.proxy);
-          const std::string id = "c" + std::to_string(target) + "." + std::to_string(++incarnation[target]);
+          const std::string id =
+              "c" + std::to_string(target) + "." + std::to_string(++incarnation[target]);
           slot[target] = &run.spawn_with(id, std::move(proxy), args[target]);
           run.faults().record("restart-holder", id);
           break;
@@ -502,7 +564,8 @@ TEST(FaultSuite, RandomisedFaultsNeverTwoHolders) {
           const auto d = milliseconds(std::uniform_int_distribution<int>(50, 300)(rng));
           run.faults().record("delay", h.id, std::to_string(d.count()) + "ms");
           h.proxy->set_delay(d);
-          std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(500, 1500)(rng)));
+          std::this_thread::sleep_for(
+              milliseconds(std::uniform_int_distribution<int>(500, 1500)(rng)));
           h.proxy->set_delay(0ms);
           run.faults().record("end-delay", h.id);
         }
@@ -510,8 +573,9 @@ TEST(FaultSuite, RandomisedFaultsNeverTwoHolders) {
     }
     // Faults over: the lock must still move.
     const std::size_t base = run.store().accepted();
-    EXPECT_TRUE(run.store().wait_for([&](const std::vector<StoreRecord>&) { return run.store().accepted() >= base + 8; },
-                                     3 * kT + 20s))
+    EXPECT_TRUE(run.store().wait_for(
+        [&](const std::vector<StoreRecord>&) { return run.store().accepted() >= base + 8; },
+        3 * kT + 20s))
         << "no progress after the faults stopped";
   });
 }
@@ -522,16 +586,23 @@ TEST(FaultSuite, RandomisedFaultsNeverTwoHolders) {
 TEST(FaultSuite, CheckerCatchesAHolderThatIgnoresLost) {
   const std::unique_ptr<Trial> trial = standalone_trial();
   Trial& run = *trial;
-  auto& h = run.spawn("H", true, {"--ignore-lost", "--hold-until-signal", "--write-pause-ms", "20", "--rounds", "1", "--linger"});
-  ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+  auto& h = run.spawn("H", true,
+                      {"--ignore-lost", "--hold-until-signal", "--write-pause-ms", "20", "--rounds",
+                       "1", "--linger"});
+  ASSERT_TRUE(run.wait_log(
+      h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
   auto& w = run.spawn("W", false, kHoldOnce);
   ASSERT_TRUE(run.wait_children(2, 20s));
   run.blackhole(h, "until-takeover");
-  ASSERT_TRUE(run.wait_log(w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s));
+  ASSERT_TRUE(run.wait_log(
+      w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s));
   // It keeps writing; once the new holder has written, the fence refuses it.
-  ASSERT_TRUE(run.wait_log(h, [](const HolderLog& l) {
-    return l.first_at("write_result", {{"result", "rejected"}}).has_value();
-  }, 10s));
+  ASSERT_TRUE(run.wait_log(
+      h,
+      [](const HolderLog& l) {
+        return l.first_at("write_result", {{"result", "rejected"}}).has_value();
+      },
+      10s));
   // Stop both (finish() expects a clean run; this one must not be), then check the logs.
   run.heal(h);
   const CheckReport r = run.stop_and_check("broken holder (--ignore-lost)");
@@ -545,14 +616,20 @@ TEST(FaultSuite, CheckerCatchesAHolderThatIgnoresLost) {
 TEST(FaultSuite, CheckerCatchesAHolderWritingWithAStaleToken) {
   const std::unique_ptr<Trial> trial = standalone_trial();
   Trial& run = *trial;
-  auto& a = run.spawn("A", false, {"--stale-token", "--hold-until-signal", "--write-pause-ms", "20", "--rounds", "2", "--linger"});
-  ASSERT_TRUE(run.wait_log(a, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+  auto& a = run.spawn("A", false,
+                      {"--stale-token", "--hold-until-signal", "--write-pause-ms", "20", "--rounds",
+                       "2", "--linger"});
+  ASSERT_TRUE(run.wait_log(
+      a, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
   auto& b = run.spawn("B", false, {"--rounds", "1", "--writes", "2", "--linger"});
   ASSERT_TRUE(run.wait_children(2, 20s));
   a.process->signal(SIGUSR1);  // A releases, B takes over and writes, A queues again
-  ASSERT_TRUE(run.wait_log(b, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
-  ASSERT_TRUE(run.wait_log(a, [](const HolderLog& l) { return l.of("gave_up").size() == 1; }, 20s))
-      << "A's second hold did not end with its write refused\n" << read_file(a.log_path);
+  ASSERT_TRUE(run.wait_log(
+      b, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
+  ASSERT_TRUE(run.wait_log(
+      a, [](const HolderLog& l) { return l.of("gave_up").size() == 1; }, 20s))
+      << "A's second hold did not end with its write refused\n"
+      << read_file(a.log_path);
   const CheckReport r = run.stop_and_check("broken holder (--stale-token)");
   EXPECT_TRUE(r.has("refused-while-holding")) << r.describe();
   EXPECT_EQ(r.violations.size(), 1u) << "only the stale write is wrong in this run";

@@ -115,7 +115,8 @@ FencedStore::~FencedStore() {
   ::unlink(socket_path_.c_str());
 }
 
-StoreRecord FencedStore::write(const std::string& writer, std::int64_t token, std::int64_t write_no) {
+StoreRecord FencedStore::write(const std::string& writer, std::int64_t token,
+                               std::int64_t write_no) {
   std::lock_guard lock(mutex_);
   StoreRecord r;
   r.at_ns = monotonic_ns();
@@ -249,7 +250,8 @@ FencedStoreClient::FencedStoreClient(const std::string& socket_path)
 
 FencedStoreClient::Reply FencedStoreClient::write(const std::string& writer, std::int64_t token,
                                                   std::int64_t write_no) {
-  write_all(socket_.get(), "W " + writer + " " + std::to_string(token) + " " + std::to_string(write_no) + "\n");
+  write_all(socket_.get(),
+            "W " + writer + " " + std::to_string(token) + " " + std::to_string(write_no) + "\n");
   std::size_t eol;
   while ((eol = buffer_.find('\n')) == std::string::npos) {
     char buf[256];

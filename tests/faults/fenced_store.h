@@ -43,12 +43,12 @@ std::int64_t to_ns(std::chrono::steady_clock::time_point t);
 
 // One write as the store decided it.
 struct StoreRecord {
-  std::int64_t at_ns = 0;    // when it was decided (CLOCK_MONOTONIC)
-  std::string writer;        // holder id
-  std::int64_t token = 0;    // fencing token the writer sent
-  std::int64_t write_no = 0; // the writer's own number for this write (unique per writer)
+  std::int64_t at_ns = 0;     // when it was decided (CLOCK_MONOTONIC)
+  std::string writer;         // holder id
+  std::int64_t token = 0;     // fencing token the writer sent
+  std::int64_t write_no = 0;  // the writer's own number for this write (unique per writer)
   bool accepted = false;
-  std::int64_t newest = 0;   // the newest accepted token after the decision
+  std::int64_t newest = 0;  // the newest accepted token after the decision
 };
 
 // "t=<ns> writer=<id> token=<t> n=<n> result=accepted|rejected newest=<t>"
@@ -95,7 +95,7 @@ class FencedStore {
   const std::string socket_path_;
   const std::string log_path_;
   UniqueFd listen_;
-  UniqueFd wake_read_;   // the destructor writes to wake_write_ to end serve()
+  UniqueFd wake_read_;  // the destructor writes to wake_write_ to end serve()
   UniqueFd wake_write_;
   UniqueFd log_;
   mutable std::mutex mutex_;

@@ -26,8 +26,8 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
-const std::vector<std::string> kHoldOnce = {"--hold-until-signal", "--write-pause-ms", "50",
-                                            "--rounds", "1", "--linger"};
+const std::vector<std::string> kHoldOnce = {
+    "--hold-until-signal", "--write-pause-ms", "50", "--rounds", "1", "--linger"};
 
 std::int64_t Trial::Holder::token(std::size_t acquisition) const {
   const auto acquired = log().of("acquired");
@@ -70,9 +70,19 @@ Trial::Holder& Trial::spawn_with(const std::string& id, std::unique_ptr<FaultPro
   h->stderr_path = dir_.file(id + ".stderr");
   h->proxy = std::move(proxy);
   const std::string connect = h->proxy ? h->proxy->connect_string() : connect_;
-  std::vector<std::string> argv = {FAULT_HOLDER_BIN, "holder", "--connect", connect,
-                                   "--path", path_, "--id", id, "--log", h->log_path,
-                                   "--store", store_->socket_path(), "--session-timeout-ms",
+  std::vector<std::string> argv = {FAULT_HOLDER_BIN,
+                                   "holder",
+                                   "--connect",
+                                   connect,
+                                   "--path",
+                                   path_,
+                                   "--id",
+                                   id,
+                                   "--log",
+                                   h->log_path,
+                                   "--store",
+                                   store_->socket_path(),
+                                   "--session-timeout-ms",
                                    std::to_string(session_timeout_.count())};
   argv.insert(argv.end(), args.begin(), args.end());
   SpawnOptions spawn;

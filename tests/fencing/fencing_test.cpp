@@ -241,10 +241,12 @@ TEST_F(FencingTest, TokenGrowsWhenTheParentIsRecreatedAndSequenceNumbersRestart)
   };
   auto wait_empty = [&] {
     // unlock() deletes our node in the background: wait for it before deleting the parent.
-    return wait_until([&] {
-      auto kids = s.children(path);
-      return kids && kids->empty();
-    }, 10s);
+    return wait_until(
+        [&] {
+          auto kids = s.children(path);
+          return kids && kids->empty();
+        },
+        10s);
   };
 
   std::vector<Acquisition> first_life;
@@ -253,7 +255,8 @@ TEST_F(FencingTest, TokenGrowsWhenTheParentIsRecreatedAndSequenceNumbersRestart)
   ASSERT_TRUE(s.remove(path));  // as the server does with an empty container parent
 
   const Acquisition later = take();
-  EXPECT_EQ(later.sequence, first_life.front().sequence) << "a new parent restarts sequence numbers";
+  EXPECT_EQ(later.sequence, first_life.front().sequence)
+      << "a new parent restarts sequence numbers";
   EXPECT_LT(later.sequence, first_life.back().sequence)
       << "the later holder has a SMALLER sequence than an earlier one";
   for (const auto& earlier : first_life) {
@@ -315,17 +318,18 @@ std::vector<std::string> example_argv(const char* binary, const std::string& con
 
 // Several processes increment at once; every increment must land exactly once, and - the lock
 // handing out increasing tokens in lock order - the values in lock order carry increasing tokens.
-void expect_no_lost_update(const char* binary, const std::string& connect, const std::string& lock_path,
-                           Counter& counter, const TempDir& dir) {
+void expect_no_lost_update(const char* binary, const std::string& connect,
+                           const std::string& lock_path, Counter& counter, const TempDir& dir) {
   constexpr int kProcesses = 3;
   constexpr int kIterations = 25;
   std::vector<std::unique_ptr<ChildProcess>> procs;
   std::vector<std::string> logs;
   for (int i = 0; i < kProcesses; ++i) {
     logs.push_back(dir.file("worker" + std::to_string(i) + ".log"));
-    procs.push_back(std::make_unique<ChildProcess>(
-        example_argv(binary, connect, lock_path, counter, {"--iterations", std::to_string(kIterations)}),
-        SpawnOptions{logs.back(), {}, {}}));
+    procs.push_back(
+        std::make_unique<ChildProcess>(example_argv(binary, connect, lock_path, counter,
+                                                    {"--iterations", std::to_string(kIterations)}),
+                                       SpawnOptions{logs.back(), {}, {}}));
   }
   std::vector<Write> all;
   for (int i = 0; i < kProcesses; ++i) {
@@ -338,12 +342,15 @@ void expect_no_lost_update(const char* binary, const std::string& connect, const
   }
   EXPECT_EQ(counter.value(), kProcesses * kIterations);
 
-  std::sort(all.begin(), all.end(), [](const Write& a, const Write& b) { return a.value < b.value; });
+  std::sort(all.begin(), all.end(),
+            [](const Write& a, const Write& b) { return a.value < b.value; });
   ASSERT_EQ(all.size(), static_cast<std::size_t>(kProcesses * kIterations));
   for (std::size_t i = 0; i < all.size(); ++i) {
-    EXPECT_EQ(all[i].value, static_cast<std::int64_t>(i + 1)) << "each value is written exactly once";
+    EXPECT_EQ(all[i].value, static_cast<std::int64_t>(i + 1))
+        << "each value is written exactly once";
     if (i > 0) {
-      EXPECT_GT(all[i].token, all[i - 1].token) << "value " << all[i].value << " has an older token";
+      EXPECT_GT(all[i].token, all[i - 1].token)
+          << "value " << all[i].value << " has an older token";
     }
   }
 }
@@ -351,7 +358,8 @@ void expect_no_lost_update(const char* binary, const std::string& connect, const
 TEST_F(FencingTest, ConcurrentSqliteCountersLoseNoUpdate) {
   TempDir dir("zklock-fencing-");
   SqliteCounter counter(dir.file("counter.db"));
-  expect_no_lost_update(FENCED_COUNTER_BIN, connect(), unique_path("sqlite-concurrent"), counter, dir);
+  expect_no_lost_update(FENCED_COUNTER_BIN, connect(), unique_path("sqlite-concurrent"), counter,
+                        dir);
   EXPECT_GT(counter.token(), 0);
 }
 
@@ -382,14 +390,16 @@ void run_stale_holder_story(const char* binary, const std::string& connect, Coun
   out.log_a = dir.file("a.log");
   const std::string log_b = dir.file("b.log");
 
-  ChildProcess a(example_argv(binary, connect, lock_path, counter,
-                              {"--iterations", "1", "--session-timeout", "2000", "--hold-until", trigger}),
-                 SpawnOptions{out.log_a, {}, {}});
+  ChildProcess a(
+      example_argv(binary, connect, lock_path, counter,
+                   {"--iterations", "1", "--session-timeout", "2000", "--hold-until", trigger}),
+      SpawnOptions{out.log_a, {}, {}});
   // A prints this line once it holds the lock, has read what it needs, and only polls for the
   // trigger file, which does not exist yet: wherever in that loop the freeze lands, A has nothing
   // left to ask the server and cannot write before the thaw.
   ASSERT_TRUE(wait_until([&] { return log_has_line(out.log_a, "waiting for " + trigger); }, 30s))
-      << "A never got to the write:\n" << tail_file(out.log_a);
+      << "A never got to the write:\n"
+      << tail_file(out.log_a);
   a.freeze();
   ASSERT_TRUE(acquired_token(out.log_a)) << tail_file(out.log_a);
   out.token_a = *acquired_token(out.log_a);
@@ -410,8 +420,8 @@ void run_stale_holder_story(const char* binary, const std::string& connect, Coun
   write_file(trigger, "");
   a.thaw();
   const auto status_a = a.wait_exit(60s);
-  EXPECT_TRUE(exited_with(status_a, kExitRefused))
-      << "A: " << describe(status_a) << "\n" << tail_file(out.log_a);
+  EXPECT_TRUE(exited_with(status_a, kExitRefused)) << "A: " << describe(status_a) << "\n"
+                                                   << tail_file(out.log_a);
   EXPECT_TRUE(writes_in(out.log_a).empty()) << tail_file(out.log_a);
   EXPECT_EQ(counter.value(), 1) << "the stale holder's write must not land";
 }
@@ -422,8 +432,8 @@ TEST_F(FencingTest, FrozenHolderWriteIsRefusedBySqliteToken) {
   StoryResult r;
   ASSERT_NO_FATAL_FAILURE(run_stale_holder_story(FENCED_COUNTER_BIN, connect(), counter, dir, r));
   EXPECT_EQ(counter.token(), r.token_b) << "the table keeps the new holder's token";
-  const std::string expected = "write refused: token " + std::to_string(r.token_a) + " is older than " +
-                               std::to_string(r.token_b);
+  const std::string expected = "write refused: token " + std::to_string(r.token_a) +
+                               " is older than " + std::to_string(r.token_b);
   EXPECT_TRUE(log_has_line(r.log_a, expected)) << "expected \"" << expected << "\" in:\n"
                                                << tail_file(r.log_a);
 }

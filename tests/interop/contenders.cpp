@@ -29,7 +29,8 @@ namespace zklock::testing {
 std::string curator_missing(bool* broken) {
   *broken = false;
   if (std::string reason = ZKLOCK_INTEROP_CURATOR_MISSING; !reason.empty()) return reason;
-  if (!std::filesystem::exists(ZKLOCK_INTEROP_CURATOR_CLASS_FILE) || !std::filesystem::exists(ZKLOCK_INTEROP_JAVA)) {
+  if (!std::filesystem::exists(ZKLOCK_INTEROP_CURATOR_CLASS_FILE) ||
+      !std::filesystem::exists(ZKLOCK_INTEROP_JAVA)) {
     *broken = true;
     return std::string("Curator contender class or java missing: ") +
            ZKLOCK_INTEROP_CURATOR_CLASS_FILE + " / " + ZKLOCK_INTEROP_JAVA;
@@ -40,7 +41,8 @@ std::string curator_missing(bool* broken) {
 std::string kazoo_missing(bool* broken) {
   *broken = false;
   if (std::string reason = ZKLOCK_INTEROP_KAZOO_MISSING; !reason.empty()) return reason;
-  if (!std::filesystem::exists(ZKLOCK_INTEROP_KAZOO_SCRIPT) || !std::filesystem::exists(ZKLOCK_INTEROP_PYTHON)) {
+  if (!std::filesystem::exists(ZKLOCK_INTEROP_KAZOO_SCRIPT) ||
+      !std::filesystem::exists(ZKLOCK_INTEROP_PYTHON)) {
     *broken = true;
     return std::string("kazoo contender or its python missing: ") + ZKLOCK_INTEROP_KAZOO_SCRIPT +
            " / " + ZKLOCK_INTEROP_PYTHON;
@@ -74,7 +76,7 @@ ContenderArgs contender_args(const std::string& connect, const std::string& lock
 }
 
 Peer::Peer(Lib lib, const ContenderArgs& a, std::string out_path)
-  : lib_(lib), name_(a.name), out_path_(std::move(out_path)) {
+    : lib_(lib), name_(a.name), out_path_(std::move(out_path)) {
   std::vector<std::string> argv;
   if (lib == Lib::kCurator) {
     // C1 only and a small serial heap: these JVMs live for seconds, on a shared 2-core machine.
@@ -122,7 +124,8 @@ void ZklockContender::run() {
       }
       std::unique_lock<Mutex> hold(mutex_);
       log.append("enter", args_.name);
-      if (const UniqueFd inside(::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+      if (const UniqueFd inside(
+              ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
           !inside.valid()) {
         const int err = errno;
         log.append("VIOLATION", args_.name);

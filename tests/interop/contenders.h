@@ -43,14 +43,15 @@ std::string kazoo_missing(bool* broken);
 
 // Skips the test when a peer is not installed; fails when it should have been (a broken build,
 // CI, ZKLOCK_INTEROP_REQUIRED).
-#define ZKLOCK_REQUIRE_PEER(missing_fn)                                  \
-  do {                                                                   \
-    bool zklock_broken_ = false;                                         \
-    const std::string zklock_missing_ = missing_fn(&zklock_broken_);     \
-    if (!zklock_missing_.empty()) {                                      \
-      if (zklock_broken_ || prerequisites_required("ZKLOCK_INTEROP_REQUIRED")) FAIL() << zklock_missing_; \
-      GTEST_SKIP() << zklock_missing_;                                   \
-    }                                                                    \
+#define ZKLOCK_REQUIRE_PEER(missing_fn)                                        \
+  do {                                                                         \
+    bool zklock_broken_ = false;                                               \
+    const std::string zklock_missing_ = missing_fn(&zklock_broken_);           \
+    if (!zklock_missing_.empty()) {                                            \
+      if (zklock_broken_ || prerequisites_required("ZKLOCK_INTEROP_REQUIRED")) \
+        FAIL() << zklock_missing_;                                             \
+      GTEST_SKIP() << zklock_missing_;                                         \
+    }                                                                          \
   } while (0)
 
 // ---- Contenders.

@@ -24,8 +24,8 @@ using Clock = std::chrono::steady_clock;
 // server costs no more than the deadline), send the word, read until the server closes.
 std::optional<std::string> exchange(const addrinfo& address, std::string_view word,
                                     Clock::time_point deadline) {
-  const UniqueFd sock(::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                               address.ai_protocol));
+  const UniqueFd sock(::socket(
+      address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, address.ai_protocol));
   if (!sock.valid()) return std::nullopt;
   if (::connect(sock.get(), address.ai_addr, address.ai_addrlen) != 0) {
     if (errno != EINPROGRESS) return std::nullopt;

@@ -1,9 +1,10 @@
 // tests/support/four_letter_words.h: ZooKeeper's "four letter word" admin commands, and parsers.
 //
-// A 4lw exchange: connect to the server's client port (127.0.0.1 unless a host is given), send the four letters, read until the server
-// closes the connection. The server must whitelist the word (`4lw.commands.whitelist=*` in the
-// servers started by zk_server.h; a word that is not whitelisted gets an explanatory sentence and
-// an unknown word gets an empty reply). Outputs below are those of ZooKeeper 3.8.
+// A 4lw exchange: connect to the server's client port (127.0.0.1 unless a host is given), send the
+// four letters, read until the server closes the connection. The server must whitelist the word
+// (`4lw.commands.whitelist=*` in the servers started by zk_server.h; a word that is not whitelisted
+// gets an explanatory sentence and an unknown word gets an empty reply). Outputs below are those of
+// ZooKeeper 3.8.
 //
 // These let tests observe the server side directly: which sessions hold which ephemerals and
 // watches, independently of what the client library believes.

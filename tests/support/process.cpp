@@ -347,8 +347,8 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, SpawnOptions options)
 
   // Descriptors, closed on every path out of this constructor.
   const UniqueFd in(open_high_cloexec("/dev/null", O_RDONLY));
-  const UniqueFd out(open_high_cloexec(
-      options_.log_path.empty() ? "/dev/null" : options_.log_path, O_WRONLY | O_CREAT | O_APPEND));
+  const UniqueFd out(open_high_cloexec(options_.log_path.empty() ? "/dev/null" : options_.log_path,
+                                       O_WRONLY | O_CREAT | O_APPEND));
   std::array<int, 2> pipe_fds{};
   if (pipe2(pipe_fds.data(), O_CLOEXEC) != 0) throw std::runtime_error(errno_text("pipe2", errno));
   const UniqueFd pipe_read(pipe_fds[0]);

@@ -2,14 +2,14 @@
 // queue order (include/zklock/contender.h), without a server. The names are those ZooKeeper,
 // zklock, Curator and kazoo write ("%010d" sequence numbers, negative ones past the top of the
 // counter) and those nobody of them writes.
-#include "zklock/contender.h"
-
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "zklock/contender.h"
 
 namespace zklock {
 namespace {
@@ -70,14 +70,15 @@ TEST(ContenderNameTest, QueueOrderIsBySignedSequenceNeverByText) {
   // order gets wrong: "c-lock-0000000003" sorts after "b-lock-0000000010" by name.
   const std::vector<std::string> names = {"b-lock-0000000010", "c-lock-0000000003",
                                           "a-lock--000000001", "d-lock-0000000002"};
-  EXPECT_EQ(queue_order(names), (std::vector<std::string>{"a-lock--000000001", "d-lock-0000000002",
-                                                          "c-lock-0000000003", "b-lock-0000000010"}));
+  EXPECT_EQ(queue_order(names),
+            (std::vector<std::string>{"a-lock--000000001", "d-lock-0000000002", "c-lock-0000000003",
+                                      "b-lock-0000000010"}));
 }
 
 TEST(ContenderNameTest, QueueOrderMixesLibrariesAndDropsTheRest) {
-  const std::vector<std::string> names = {
-      "deadbeefdeadbeefdeadbeefdeadbeef__lock__0000000005", "junk",
-      std::string(kUuid) + "-lock-0000000004", "x-lock-12", "curator-lock-0000000006"};
+  const std::vector<std::string> names = {"deadbeefdeadbeefdeadbeefdeadbeef__lock__0000000005",
+                                          "junk", std::string(kUuid) + "-lock-0000000004",
+                                          "x-lock-12", "curator-lock-0000000006"};
   EXPECT_EQ(queue_order(names),
             (std::vector<std::string>{std::string(kUuid) + "-lock-0000000004",
                                       "deadbeefdeadbeefdeadbeefdeadbeef__lock__0000000005",

@@ -76,8 +76,7 @@ TEST(NodePathTest, NamesWhatThePathIsFor) {
 
 TEST(ConnectStringTest, AcceptsHostsPortsAndAChroot) {
   for (const char* connect : {"127.0.0.1:2181", "zk1:2181,zk2:2182,zk3:2183", "h:1", "h:65535",
-                              "zk.example.com:2181/app/locks", "[::1]:2181",
-                              "a:1,b:2/chroot"}) {
+                              "zk.example.com:2181/app/locks", "[::1]:2181", "a:1,b:2/chroot"}) {
     EXPECT_NO_THROW(validate_connect_string(connect)) << connect;
   }
 }

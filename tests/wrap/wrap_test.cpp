@@ -50,8 +50,8 @@
 #include <thread>
 #include <vector>
 
-#include "support/four_letter_words.h"
 #include "support/environment.h"
+#include "support/four_letter_words.h"
 #include "support/process.h"
 #include "support/raw_zk_client.h"
 #include "test_env.h"
@@ -89,8 +89,8 @@ constexpr auto kSeedLimit = 60s;
 // Runs SeedCversion on `data_dir` (the server must be stopped). Throws with its output on failure.
 void seed_snapshot(const std::string& data_dir, const std::vector<std::string>& specs) {
   const std::string log = (fs::path(data_dir).parent_path() / "seed.log").string();
-  std::vector<std::string> argv = {ZKLOCK_WRAP_JAVA, "-cp", ZKLOCK_WRAP_CLASSPATH, "SeedCversion",
-                                   data_dir, "0x1000"};
+  std::vector<std::string> argv = {ZKLOCK_WRAP_JAVA, "-cp",    ZKLOCK_WRAP_CLASSPATH,
+                                   "SeedCversion",   data_dir, "0x1000"};
   argv.insert(argv.end(), specs.begin(), specs.end());
   SpawnOptions spawn;
   spawn.log_path = log;
@@ -120,10 +120,10 @@ class WrapTest : public ::testing::Test {
       // its version-2/ by the seeded snapshot and start again on the same port and directory.
       server_->stop();
       fs::remove_all(fs::path(server_->data_dir()) / "version-2");
-      seed_snapshot(server_->data_dir(),
-                    {kProbePath + "=" + std::to_string(kProbeStart),
-                     kFifoPath + "=" + std::to_string(kFifoStart), kTiePath + "=" + std::to_string(kTop),
-                     kMultiPath + "=" + std::to_string(kTop)});
+      seed_snapshot(server_->data_dir(), {kProbePath + "=" + std::to_string(kProbeStart),
+                                          kFifoPath + "=" + std::to_string(kFifoStart),
+                                          kTiePath + "=" + std::to_string(kTop),
+                                          kMultiPath + "=" + std::to_string(kTop)});
       server_->restart();
     } catch (const std::exception& e) {
       setup_error_ = e.what();
@@ -365,7 +365,8 @@ TEST_F(WrapTest, ContendersQueuedAcrossTheTopAreServedInCreationOrder) {
     if (!granted) {
       std::string waiting;
       for (const auto& p : parties) {
-        if (!p->acquired) waiting += " " + p->label + (p->failed ? "(failed: " + p->error + ")" : "");
+        if (!p->acquired)
+          waiting += " " + p->label + (p->failed ? "(failed: " + p->error + ")" : "");
       }
       ADD_FAILURE() << "no grant within " << kGrantLimit.count() << " s after " << n
                     << " hand-overs; still waiting:" << waiting
@@ -384,8 +385,8 @@ TEST_F(WrapTest, ContendersQueuedAcrossTheTopAreServedInCreationOrder) {
     p.released = true;
     p.mutex->unlock();
   }
-  std::cout << "[wrap] grant order: " << ::testing::PrintToString(grant_labels)
-            << "  sequences " << ::testing::PrintToString(grant_sequences) << "\n";
+  std::cout << "[wrap] grant order: " << ::testing::PrintToString(grant_labels) << "  sequences "
+            << ::testing::PrintToString(grant_sequences) << "\n";
 
   std::vector<std::string> expected;
   for (int i = 1; i <= kWaiters; ++i) expected.push_back("W" + std::to_string(i));
@@ -393,7 +394,8 @@ TEST_F(WrapTest, ContendersQueuedAcrossTheTopAreServedInCreationOrder) {
   EXPECT_EQ(overlaps.load(), 0) << "two holders at once";
   EXPECT_TRUE(std::is_sorted(tokens.begin(), tokens.end()) &&
               std::adjacent_find(tokens.begin(), tokens.end()) == tokens.end())
-      << "fencing tokens (H first, then in grant order) must grow: " << ::testing::PrintToString(tokens);
+      << "fencing tokens (H first, then in grant order) must grow: "
+      << ::testing::PrintToString(tokens);
   for (const auto& p : parties) EXPECT_FALSE(p->failed) << p->label << ": " << p->error;
 
   cleanup();
@@ -523,8 +525,10 @@ TEST_F(WrapTest, LaterContenderDoesNotJumpAheadOfAWrappedOlderOne) {
 
   older_gone = true;
   ASSERT_EQ(zoo_delete(other->handle(), second_path, -1), ZOK);
-  EXPECT_TRUE(wait_until([&] { return acquired.load(); }, kGrantLimit)) << "not granted after the older one left";
-  EXPECT_FALSE(granted_early) << "the waiter was granted the lock while the -2147483648 node held it";
+  EXPECT_TRUE(wait_until([&] { return acquired.load(); }, kGrantLimit))
+      << "not granted after the older one left";
+  EXPECT_FALSE(granted_early)
+      << "the waiter was granted the lock while the -2147483648 node held it";
   waiter.cancel();
   waiting.join();
   waiter.unlock();

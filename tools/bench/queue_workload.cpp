@@ -70,8 +70,8 @@ class QueueRun {
     if (session != nullptr) mutex = std::make_unique<zklock::Mutex>(*session, path_);
     for (int r = 0; r < rounds_; ++r) {
       gates_[static_cast<std::size_t>(r)]->arrive_and_wait();
-      const std::size_t slot = static_cast<std::size_t>(r) * static_cast<std::size_t>(n_) +
-                               static_cast<std::size_t>(i);
+      const std::size_t slot =
+          static_cast<std::size_t>(r) * static_cast<std::size_t>(n_) + static_cast<std::size_t>(i);
       if (mutex && !workers_.error.any()) {
         try {
           const LockTurns::Turn turn = turns_.take(*mutex);
@@ -260,7 +260,7 @@ class QueueRun {
   const std::size_t slots_;
   LockTurns turns_;
   std::vector<std::int64_t> lat_, handoff_, end_ns_;  // by slot: round * n + waiter
-  std::vector<std::unique_ptr<StartGate>> gates_;      // one per round
+  std::vector<std::unique_ptr<StartGate>> gates_;     // one per round
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
   int done_ = 0;  // waiters' turns finished, over all rounds

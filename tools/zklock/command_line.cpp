@@ -98,8 +98,8 @@ ParseOutcome parse_command_line(int argc, const char* const argv[],
     return false;
   };
   if (arguments.argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    return usage_error(err, std::string("unknown command '") + argv[1] +
-                                "': expected exec, hold or status");
+    return usage_error(
+        err, std::string("unknown command '") + argv[1] + "': expected exec, hold or status");
   }
   try {
     app.parse(arguments.argc, argv);
@@ -131,10 +131,9 @@ ParseOutcome parse_command_line(int argc, const char* const argv[],
     command = status_command;
   }
   // Only the command's own --connect counts: every command writes to the one CommonOptions.
-  line.common.connect =
-      choose_connect(command->count("--connect") > 0 ? std::optional(line.common.connect)
-                                                     : std::nullopt,
-                     connect_from_environment);
+  line.common.connect = choose_connect(
+      command->count("--connect") > 0 ? std::optional(line.common.connect) : std::nullopt,
+      connect_from_environment);
   return {std::move(line), exit_code::kOk};
 }
 

@@ -235,7 +235,8 @@ TEST_F(FaultProxyFramesTest, BlackholeAppliesToNewConnectionsAndHoldsCloses) {
   ASSERT_TRUE(proxy_->wait_accepted(1, kSoon));
   ASSERT_TRUE(server_.wait_connections(1, kSoon));
   ASSERT_TRUE(send_all(client.get(), frame("hello")));
-  ASSERT_TRUE(wait_until([&] { return proxy_->bytes_discarded() == frame("hello").size(); }, kSoon));
+  ASSERT_TRUE(
+      wait_until([&] { return proxy_->bytes_discarded() == frame("hello").size(); }, kSoon));
   EXPECT_TRUE(stays_silent(client.get(), kSilence));
 
   // The client goes away: a partition does not pass the close on.
@@ -464,7 +465,8 @@ TEST_F(FaultProxyFramesTest, DropNextReplyWithResetLosesTheReplyAndTheConnection
   ReadResult status = ReadResult::kOk;
   auto next = read_reply(victim.get(), Clock::now() + kSoon, &status);
   EXPECT_FALSE(next.has_value()) << "got a frame after the dropped one: " << next->body;
-  EXPECT_TRUE(status == ReadResult::kEof || status == ReadResult::kError) << static_cast<int>(status);
+  EXPECT_TRUE(status == ReadResult::kEof || status == ReadResult::kError)
+      << static_cast<int>(status);
   EXPECT_TRUE(proxy_->wait_reply_dropped(kSoon));
   EXPECT_EQ(proxy_->frames_dropped(), 1u);
   EXPECT_EQ(server_.received(), 1u);  // the request was executed

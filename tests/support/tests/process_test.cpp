@@ -2,6 +2,8 @@
 // they start, report and stop, and that none outlives the test process however it ends.
 //
 // Each test asserts something that fails when the harness is broken.
+#include "support/process.h"
+
 #include <gtest/gtest.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -16,8 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -27,7 +29,6 @@
 
 #include "support/environment.h"
 #include "support/files.h"
-#include "support/process.h"
 #include "support/temp_dir.h"
 #include "support/wait.h"
 
@@ -226,8 +227,8 @@ TEST(ChildProcessDeathTest, ForkedCopyThatAbortsSparesTheParentsChildren) {
 // grandchild is seen alive, lets the helper end (by itself, or SIGKILLed when `kill_helper`).
 // Expects the helper to have ended as `ended_as_expected` says and the grandchild to die with it,
 // which `how` explains.
-void expect_grandchild_dies_with_helper(const std::string& role,
-                                        const std::string& grandchild_role, bool kill_helper,
+void expect_grandchild_dies_with_helper(const std::string& role, const std::string& grandchild_role,
+                                        bool kill_helper,
                                         const std::function<bool(int)>& ended_as_expected,
                                         const std::string& how) {
   TempDir dir("zklock-harness-test-");
