@@ -56,8 +56,7 @@ TEST(FaultSuite, ShortPartitionOfTheHolderKeepsTheLock) {
   scenario.extra = [](const CheckReport&) { return std::string("blip_x_T=0.5"); };
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", true, kHoldOnce);
-    ASSERT_TRUE(run.wait_log(
-        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_acquired(h, 20s));
     auto& w = run.spawn("W", false, {"--rounds", "1", "--writes", "3", "--linger"});
     ASSERT_TRUE(run.wait_children(2, 20s));
 
@@ -87,8 +86,7 @@ TEST(FaultSuite, ShortPartitionOfTheHolderKeepsTheLock) {
     EXPECT_EQ(w.log().acquisitions(), 0u) << "the waiter got in while the holder still held";
 
     h.process->signal(SIGUSR1);  // done: release; the waiter takes over
-    ASSERT_TRUE(run.wait_log(
-        w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
+    ASSERT_TRUE(run.wait_released(w, 20s));
     EXPECT_GT(w.token(), h.token());
   });
 }
@@ -103,16 +101,13 @@ TEST(FaultSuite, LongPartitionOfTheHolderToldLostBeforeTheWaiterAcquires) {
   };
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", true, kHoldOnce);
-    ASSERT_TRUE(run.wait_log(
-        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_acquired(h, 20s));
     auto& w = run.spawn("W", false, kHoldOnce);
     ASSERT_TRUE(run.wait_children(2, 20s));
 
     run.blackhole(h, "until-takeover");
-    ASSERT_TRUE(run.wait_log(
-        w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s))
-        << "the waiter never took over\n"
-        << read_file(h.log_path);
+    ASSERT_TRUE(run.wait_acquired(w, 3 * kT + 10s)) << "the waiter never took over\n"
+                                                    << read_file(h.log_path);
     const std::int64_t taken = w.log().of("acquired")[0].at_ns;
     const auto told = h.log().learned_lost();
     ASSERT_TRUE(told) << "the waiter acquired but the old holder was never told\n"
@@ -162,8 +157,7 @@ TEST(FaultSuite, FrozenHolderPastItsExpiryIsFencedOutAndLearnsItLost) {
         "--hold-until-signal", "--write-pause-ms", "100", "--rounds", "1", "--linger"};
     if (self_stop) args.insert(args.end(), {"--pause-before-write", "8"});
     auto& h = run.spawn("H", false, args);
-    ASSERT_TRUE(run.wait_log(
-        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_acquired(h, 20s));
     auto& w = run.spawn("W", false, kHoldOnce);
     ASSERT_TRUE(run.wait_children(2, 20s));
 
@@ -178,8 +172,7 @@ TEST(FaultSuite, FrozenHolderPastItsExpiryIsFencedOutAndLearnsItLost) {
       paused_at = monotonic_ns();
     }
     // The server expires the session; the waiter takes over and writes with its newer token.
-    ASSERT_TRUE(run.wait_log(
-        w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s));
+    ASSERT_TRUE(run.wait_acquired(w, 3 * kT + 10s));
     ASSERT_TRUE(run.store().wait_for(
         [](const std::vector<StoreRecord>& rs) {
           return std::any_of(rs.begin(), rs.end(),
@@ -230,19 +223,16 @@ TEST(FaultSuite, KilledHolderIsTakenOverWithinTheSessionTimeout) {
   };
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", false, {"--hold-until-signal", "--write-pause-ms", "50"});
-    ASSERT_TRUE(run.wait_log(
-        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_acquired(h, 20s));
     auto& w = run.spawn("W", false, {"--rounds", "1", "--writes", "3", "--linger"});
     ASSERT_TRUE(run.wait_children(2, 20s));
     const std::int64_t killed = monotonic_ns();
     run.kill(h);
-    ASSERT_TRUE(run.wait_log(
-        w, [](const HolderLog& l) { return l.acquisitions() == 1; }, kT + 15s));
+    ASSERT_TRUE(run.wait_acquired(w, kT + 15s));
     const std::int64_t takeover = w.log().of("acquired")[0].at_ns - killed;
     EXPECT_LT(takeover, std::chrono::nanoseconds(kT + 5s).count())
         << "takeover took " << ms(takeover);
-    ASSERT_TRUE(run.wait_log(
-        w, [](const HolderLog& l) { return !l.of("released").empty(); }, 10s));
+    ASSERT_TRUE(run.wait_released(w, 10s));
   });
 }
 
@@ -252,8 +242,7 @@ TEST(FaultSuite, PartitionedWaiterRequeuesInANewSessionWithoutOrphans) {
   Scenario scenario{"waiter_partition", trials(1, 3)};
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", false, kHoldOnce);
-    ASSERT_TRUE(run.wait_log(
-        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_acquired(h, 20s));
     auto& w = run.spawn("W", true, {"--rounds", "1", "--writes", "3", "--linger"});
     ASSERT_TRUE(run.wait_children(2, 20s));
     const auto before = run.owners();
@@ -301,8 +290,7 @@ TEST(FaultSuite, PartitionedWaiterRequeuesInANewSessionWithoutOrphans) {
     EXPECT_EQ(w.log().acquisitions(), 0u);
 
     h.process->signal(SIGUSR1);
-    ASSERT_TRUE(run.wait_log(
-        w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
+    ASSERT_TRUE(run.wait_released(w, 20s));
     EXPECT_EQ(w.log().of("acquired")[0].get("gen"), "2");
   });
 }
@@ -313,8 +301,7 @@ TEST(FaultSuite, DroppedCreateReplyLeavesNoOrphanAndNoDoubleEntry) {
   Scenario scenario{"dropped_create_reply", trials(1, 5)};
   run_scenario(scenario, [&](Trial& run, int) {
     auto& h = run.spawn("H", false, kHoldOnce);
-    ASSERT_TRUE(run.wait_log(
-        h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+    ASSERT_TRUE(run.wait_acquired(h, 20s));
     auto proxy = FaultProxy::start("127.0.0.1", fault_server().port());
     proxy->drop_next_reply_containing("-lock-", /*reset_after=*/true);
     run.faults().record("drop-reply", "W", "-lock-");
@@ -345,8 +332,7 @@ TEST(FaultSuite, DroppedCreateReplyLeavesNoOrphanAndNoDoubleEntry) {
     ASSERT_NE(w_czxid, 0) << "the waiter's queued node is not owned by its session";
 
     h.process->signal(SIGUSR1);
-    ASSERT_TRUE(run.wait_log(
-        w, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
+    ASSERT_TRUE(run.wait_released(w, 20s));
     EXPECT_EQ(w.token(), w_czxid)
         << "the waiter acquired with another node than the one it had queued";
   });
@@ -589,13 +575,11 @@ TEST(FaultSuite, CheckerCatchesAHolderThatIgnoresLost) {
   auto& h = run.spawn("H", true,
                       {"--ignore-lost", "--hold-until-signal", "--write-pause-ms", "20", "--rounds",
                        "1", "--linger"});
-  ASSERT_TRUE(run.wait_log(
-      h, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+  ASSERT_TRUE(run.wait_acquired(h, 20s));
   auto& w = run.spawn("W", false, kHoldOnce);
   ASSERT_TRUE(run.wait_children(2, 20s));
   run.blackhole(h, "until-takeover");
-  ASSERT_TRUE(run.wait_log(
-      w, [](const HolderLog& l) { return l.acquisitions() == 1; }, 3 * kT + 10s));
+  ASSERT_TRUE(run.wait_acquired(w, 3 * kT + 10s));
   // It keeps writing; once the new holder has written, the fence refuses it.
   ASSERT_TRUE(run.wait_log(
       h,
@@ -619,13 +603,11 @@ TEST(FaultSuite, CheckerCatchesAHolderWritingWithAStaleToken) {
   auto& a = run.spawn("A", false,
                       {"--stale-token", "--hold-until-signal", "--write-pause-ms", "20", "--rounds",
                        "2", "--linger"});
-  ASSERT_TRUE(run.wait_log(
-      a, [](const HolderLog& l) { return l.acquisitions() == 1; }, 20s));
+  ASSERT_TRUE(run.wait_acquired(a, 20s));
   auto& b = run.spawn("B", false, {"--rounds", "1", "--writes", "2", "--linger"});
   ASSERT_TRUE(run.wait_children(2, 20s));
   a.process->signal(SIGUSR1);  // A releases, B takes over and writes, A queues again
-  ASSERT_TRUE(run.wait_log(
-      b, [](const HolderLog& l) { return !l.of("released").empty(); }, 20s));
+  ASSERT_TRUE(run.wait_released(b, 20s));
   ASSERT_TRUE(run.wait_log(
       a, [](const HolderLog& l) { return l.of("gave_up").size() == 1; }, 20s))
       << "A's second hold did not end with its write refused\n"

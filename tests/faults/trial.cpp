@@ -97,6 +97,16 @@ bool Trial::wait_log(const Holder& h, const std::function<bool(const HolderLog&)
   return wait_until([&] { return pred(h.log()); }, timeout, 20ms);
 }
 
+bool Trial::wait_acquired(const Holder& h, std::chrono::milliseconds timeout) {
+  return wait_log(
+      h, [](const HolderLog& l) { return l.acquisitions() == 1; }, timeout);
+}
+
+bool Trial::wait_released(const Holder& h, std::chrono::milliseconds timeout) {
+  return wait_log(
+      h, [](const HolderLog& l) { return !l.of("released").empty(); }, timeout);
+}
+
 std::optional<std::vector<std::string>> Trial::children() {
   try {
     auto kids = admin_->children(path_);

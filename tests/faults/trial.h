@@ -69,6 +69,10 @@ class Trial {
   bool wait_log(const Holder& h, const std::function<bool(const HolderLog&)>& pred,
                 std::chrono::milliseconds timeout);
 
+  // Polls `h`'s log until its first acquisition (release) is there.
+  bool wait_acquired(const Holder& h, std::chrono::milliseconds timeout);
+  bool wait_released(const Holder& h, std::chrono::milliseconds timeout);
+
   // The lock's children (names), or nullopt when the admin session cannot answer right now.
   std::optional<std::vector<std::string>> children();
   bool wait_children(std::size_t n, std::chrono::milliseconds timeout);

@@ -200,12 +200,11 @@ std::vector<std::pair<std::string, std::string>> lock_environment(const Acquisit
 CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
                            LockOptions& lock) {
   auto* command = add_lock_path_command(
-      app, "exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends",
-      exec.path, kExecFooter, kExecExamples);
+      app, {"exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends",
+            kExecFooter, kExecExamples, &exec.path, &common, &lock});
   command->add_option("COMMAND", exec.command_before_separator,
                       "after --: the program to run and its arguments (no shell; use "
                       "sh -c '...' for one)");
-  add_lock_options(*command, lock);
   command
       ->add_option_function<std::string>(
           "--on-lost", [&exec](const std::string& text) { exec.on_lost = *parse_on_lost(text); },
@@ -229,7 +228,6 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& comm
                  "(interactive programs); signals then go to COMMAND alone, not to the "
                  "processes it starts")
       ->group("Command");
-  add_common_options(*command, common);
   return command;
 }
 

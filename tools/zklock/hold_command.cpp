@@ -53,11 +53,9 @@ void print_acquisition(const Acquisition& acquisition, bool json) {
 CLI::App* add_hold_command(CLI::App& app, HoldOptions& hold, CommonOptions& common,
                            LockOptions& lock) {
   auto* command = add_lock_path_command(
-      app, "hold", "Take the lock, print its fencing token, hold it until SIGINT/SIGTERM",
-      hold.path, kHoldFooter, kHoldExamples);
+      app, {"hold", "Take the lock, print its fencing token, hold it until SIGINT/SIGTERM",
+            kHoldFooter, kHoldExamples, &hold.path, &common, &lock});
   command->add_flag("--json", hold.json, "print the acquisition as a JSON object")->group("Output");
-  add_lock_options(*command, lock);
-  add_common_options(*command, common);
   return command;
 }
 

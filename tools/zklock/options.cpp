@@ -38,13 +38,13 @@ CLI::Option* add_duration_option(CLI::App& command, const std::string& name,
   return option;
 }
 
-CLI::App* add_lock_path_command(CLI::App& app, const std::string& name,
-                                const std::string& description, std::string& path,
-                                const std::string& details, const std::string& examples) {
-  auto* command = app.add_subcommand(name, description);
-  command->add_option("LOCK_PATH", path, "ZooKeeper path of the lock, e.g. /locks/backup")
+CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& spec) {
+  auto* command = app.add_subcommand(spec.name, spec.description);
+  command->add_option("LOCK_PATH", *spec.path, "ZooKeeper path of the lock, e.g. /locks/backup")
       ->required();
-  command->footer(details + kExitCodeHelp + examples);
+  if (spec.lock != nullptr) add_lock_options(*command, *spec.lock);
+  add_common_options(*command, *spec.common);
+  command->footer(spec.details + kExitCodeHelp + spec.examples);
   return command;
 }
 

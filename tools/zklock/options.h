@@ -35,11 +35,21 @@ struct LockOptions {
   std::string description;
 };
 
-/// Adds the subcommand `name` to `app`, with its one positional argument LOCK_PATH (into `path`)
-/// and a footer of `details`, the exit-code table and `examples`. The caller adds the options.
-CLI::App* add_lock_path_command(CLI::App& app, const std::string& name,
-                                const std::string& description, std::string& path,
-                                const std::string& details, const std::string& examples);
+/// What a subcommand taking a LOCK_PATH is told by its caller: its name and texts, and where its
+/// options go (`lock`: the options of commands that take the lock; null for status).
+struct LockPathCommand {
+  std::string name;
+  std::string description;
+  std::string details;   // footer text, before the exit-code table
+  std::string examples;  // footer text, after it
+  std::string* path;
+  CommonOptions* common;
+  LockOptions* lock = nullptr;
+};
+
+/// Adds the subcommand to `app`: its one positional argument LOCK_PATH, the lock options (if any)
+/// and the common ones, and its footer. The caller adds the command's own options.
+CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& command);
 
 /// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
 void add_common_options(CLI::App& command, CommonOptions& options);

@@ -128,10 +128,10 @@ void print_text(const std::string& path, const std::vector<Contender>& contender
 
 CLI::App* add_status_command(CLI::App& app, StatusOptions& status, CommonOptions& common) {
   auto* command = add_lock_path_command(
-      app, "status", "Show the lock's queue: the holder first, then the waiters, with who they are",
-      status.path, kStatusFooter, kStatusExamples);
+      app,
+      {"status", "Show the lock's queue: the holder first, then the waiters, with who they are",
+       kStatusFooter, kStatusExamples, &status.path, &common});
   command->add_flag("--json", status.json, "print one JSON document")->group("Output");
-  add_common_options(*command, common);
   return command;
 }
 
