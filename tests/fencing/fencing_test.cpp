@@ -136,15 +136,14 @@ TEST(SqliteFencedStoreTest, ReopeningKeepsTheCounter) {
 // =============================================================================================
 // Against a real server.
 
+// One server for the binary (both suites below), started on first use.
 class FencingTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server_ = start_fast_expiry_server(); }
-  static void TearDownTestSuite() { server_.reset(); }
-  static std::string connect() { return server_->connect_string(); }
-
-  static std::unique_ptr<ZkServer> server_;
+  static std::string connect() {
+    static const std::unique_ptr<ZkServer> server = start_fast_expiry_server();
+    return server->connect_string();
+  }
 };
-std::unique_ptr<ZkServer> FencingTest::server_;
 
 // commit_fenced with a counter node under the lock's parent, and the lock held (or not).
 class CommitFencedTest : public FencingTest {
