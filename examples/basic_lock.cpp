@@ -11,13 +11,15 @@
 
 #include "example_args.h"
 
+namespace args = zklock::examples;  // the examples' argument helpers
+
 int main(int argc, char** argv) {
-  const std::string name = example::arg(argc, argv, "--name", "worker");
-  const std::string path = example::arg(argc, argv, "--path", "/demo/lock");
-  const int hold_ms = std::stoi(example::arg(argc, argv, "--hold-ms", "300"));
+  const std::string name = args::arg(argc, argv, "--name", "worker");
+  const std::string path = args::arg(argc, argv, "--path", "/demo/lock");
+  const int hold_ms = std::stoi(args::arg(argc, argv, "--hold-ms", "300"));
   try {
     zklock::SessionOptions options;
-    options.connect = example::connect(argc, argv);
+    options.connect = args::connect(argc, argv);
     options.session_timeout = std::chrono::seconds(10);
     zklock::Session session(options);
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-namespace example {
+namespace zklock::examples {
 
 /// Returns the value after `--name` in argv, or `fallback`.
 inline std::string arg(int argc, char** argv, const char* name, std::string fallback) {
@@ -21,4 +21,4 @@ inline std::string connect(int argc, char** argv) {
   return arg(argc, argv, "--connect", env ? env : "127.0.0.1:2181");
 }
 
-}  // namespace example
+}  // namespace zklock::examples

@@ -7,12 +7,14 @@
 
 #include "example_args.h"
 
+namespace args = zklock::examples;  // the examples' argument helpers
+
 int main(int argc, char** argv) {
   try {
     zklock::SessionOptions options;
-    options.connect = example::connect(argc, argv);
+    options.connect = args::connect(argc, argv);
     zklock::Session session(options);
-    zklock::Mutex mutex(session, example::arg(argc, argv, "--path", "/demo/guard"));
+    zklock::Mutex mutex(session, args::arg(argc, argv, "--path", "/demo/guard"));
 
     zklock::Guard guard(mutex, std::chrono::seconds(30));  // timed: may end up not holding
     if (!guard) {

@@ -12,12 +12,14 @@
 
 #include "example_args.h"
 
+namespace args = zklock::examples;  // the examples' argument helpers
+
 int main(int argc, char** argv) {
-  const int steps = std::stoi(example::arg(argc, argv, "--steps", "50"));
-  const auto step = std::chrono::milliseconds(std::stoi(example::arg(argc, argv, "--step-ms", "100")));
+  const int steps = std::stoi(args::arg(argc, argv, "--steps", "50"));
+  const auto step = std::chrono::milliseconds(std::stoi(args::arg(argc, argv, "--step-ms", "100")));
   try {
     zklock::SessionOptions options;
-    options.connect = example::connect(argc, argv);
+    options.connect = args::connect(argc, argv);
     options.session_timeout = std::chrono::seconds(6);
     zklock::Session session(options);
 
@@ -27,7 +29,7 @@ int main(int argc, char** argv) {
       std::cerr << "lock " << a.node_path << " is now " << state << std::endl;
       if (state == zklock::LockState::kLost) lost = true;
     };
-    zklock::Mutex mutex(session, example::arg(argc, argv, "--path", "/demo/worker"), mutex_options);
+    zklock::Mutex mutex(session, args::arg(argc, argv, "--path", "/demo/worker"), mutex_options);
     zklock::Guard guard(mutex);
     std::cout << "working with token " << guard.fencing_token() << std::endl;
     for (int i = 0; i < steps; ++i) {

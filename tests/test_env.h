@@ -2,14 +2,16 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
-#include <unistd.h>
 
 #include "support/four_letter_words.h"
+#include "support/unique_name.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
 #include "zklock/session.h"
@@ -18,16 +20,20 @@ namespace zklock::testing {
 
 using namespace std::chrono_literals;
 
-/// A lock path no other test (or earlier run against an external server) uses.
+/// A lock path no other test (or earlier run against an external server) uses:
+/// "/zklock-test/<stem>-<Suite>.<Test>-<pid>-<n>".
 inline std::string unique_path(const std::string& stem) {
-  static std::atomic<int> counter{0};
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "test";
-  for (char& c : name) {
-    if (c == '/') c = '_';
-  }
-  return "/zklock-test/" + stem + "-" + name + "-" + std::to_string(getpid()) + "-" +
-         std::to_string(counter++);
+  return "/zklock-test/" + unique_name(stem);
+}
+
+/// A standalone server of the test's own with tickTime 200 ms: sessions expire within 200 ms of
+/// their deadline, and the server grants timeouts from 1 s to `max_session_timeout_ms`.
+inline std::unique_ptr<ZkServer> start_fast_expiry_server(int max_session_timeout_ms = 60000) {
+  ServerOptions options;
+  options.tick_ms = 200;
+  options.min_session_timeout_ms = 1000;
+  options.max_session_timeout_ms = max_session_timeout_ms;
+  return ZkServer::start(options);
 }
 
 inline SessionOptions options_for(const std::string& connect,

@@ -13,7 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
-namespace zklock_examples {
+namespace zklock::examples {
 
 // Exit codes (the tests rely on them).
 constexpr int kExitOk = 0;
@@ -138,4 +138,4 @@ inline int example_main(int argc, char** argv, const std::string& program,
   }
 }
 
-}  // namespace zklock_examples
+}  // namespace zklock::examples

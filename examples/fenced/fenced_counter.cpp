@@ -22,7 +22,7 @@
 #include "sqlite_fenced_store.h"
 #include "zklock/zklock.h"
 
-using namespace zklock_examples;
+using namespace zklock::examples;
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-namespace zklock_examples {
+namespace zklock::examples {
 namespace {
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
@@ -107,4 +107,4 @@ void FencedCounterStore::exec(const char* sql) {
   }
 }
 
-}  // namespace zklock_examples
+}  // namespace zklock::examples

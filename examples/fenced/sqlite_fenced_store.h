@@ -30,7 +30,7 @@
 
 struct sqlite3;
 
-namespace zklock_examples {
+namespace zklock::examples {
 
 class FencedCounterStore {
  public:
@@ -65,4 +65,4 @@ class FencedCounterStore {
   sqlite3* db_ = nullptr;
 };
 
-}  // namespace zklock_examples
+}  // namespace zklock::examples

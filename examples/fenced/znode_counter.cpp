@@ -24,7 +24,7 @@
 #include "example_options.h"
 #include "zklock/zklock.h"
 
-using namespace zklock_examples;
+using namespace zklock::examples;
 
 namespace {
 

@@ -3,18 +3,18 @@
 // overlapping holders. Nothing here asserts speed.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
-#include <cstdio>
-#include <fstream>
+#include <cstdlib>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "support/files.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
+#include "support/unique_name.h"
 #include "support/zk_server.h"
 
 namespace zklock::testing {
@@ -89,35 +89,28 @@ struct BenchRun {
 };
 
 BenchRun run_bench(const std::vector<std::string>& args) {
-  char dir_template[] = "/tmp/zklock-bench-smoke-XXXXXX";
-  const char* dir = mkdtemp(dir_template);
-  EXPECT_NE(dir, nullptr);
-  const std::string log = std::string(dir ? dir : "/tmp") + "/out.txt";
+  const TempDir dir("zklock-bench-smoke-");
   std::vector<std::string> argv{ZKLOCK_BENCH_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
   BenchRun r;
   {
     SpawnOptions options;
-    options.log_path = log;
+    options.log_path = dir.file("out.txt");
     ChildProcess child(argv, options);
     auto status = child.wait_exit(240s);
     EXPECT_TRUE(status.has_value()) << "zklock-bench did not finish in time";
     r.status = status ? *status : -1;
+    r.output = read_file(options.log_path);
   }
-  std::ifstream in(log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.output = ss.str();
-  std::remove(log.c_str());
-  if (dir) rmdir(dir);
   std::string line = r.output;
   while (!line.empty() && line.back() == '\n') line.pop_back();
   r.parsed = line.find('\n') == std::string::npos && parse_flat_json(line, r.json);
   return r;
 }
 
+// A lock path of the benchmark's own.
 std::string unique_path(const std::string& mode) {
-  return "/zklock-test/bench-smoke-" + mode + "-" + std::to_string(getpid());
+  return "/zklock-test/" + unique_name("bench-smoke-" + mode);
 }
 
 double number(const BenchRun& r, const std::string& key) {

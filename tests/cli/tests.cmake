@@ -1,12 +1,17 @@
 # CLI suite: the real `zklock` binary (tools/zklock) against real ZooKeeper servers started by the
-# test (tests/cli/cli_test.cpp). Included by tests/CMakeLists.txt.
+# test (tests/cli/cli_*_test.cpp), and its command-line parsing on its own (unit tier). Included by
+# tests/CMakeLists.txt.
 if(NOT TARGET zklock-cli)
   message(STATUS "zklock CLI tests: skipped (ZKLOCK_BUILD_TOOLS is off)")
   return()
 endif()
 find_package(nlohmann_json REQUIRED)
-zklock_add_test(cli_test ${CMAKE_CURRENT_LIST_DIR}/cli_test.cpp
+zklock_add_test(cli_test ${CMAKE_CURRENT_LIST_DIR}/cli_process.cpp ${CMAKE_CURRENT_LIST_DIR}/cli_exec_test.cpp
+                ${CMAKE_CURRENT_LIST_DIR}/cli_hold_test.cpp ${CMAKE_CURRENT_LIST_DIR}/cli_lost_lock_test.cpp
+                ${CMAKE_CURRENT_LIST_DIR}/cli_status_test.cpp
                 LIBS zklock nlohmann_json::nlohmann_json TIMEOUT 300)
 target_include_directories(cli_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)  # test_env.h
 target_compile_definitions(cli_test PRIVATE ZKLOCK_CLI="$<TARGET_FILE:zklock-cli>")
 add_dependencies(cli_test zklock-cli)
+zklock_add_unit_test(cli_options_test ${CMAKE_CURRENT_LIST_DIR}/command_line_test.cpp
+                     ${CMAKE_CURRENT_LIST_DIR}/duration_test.cpp LIBS zklock_cli)

@@ -14,8 +14,10 @@
 // For Mutex and for `zklock exec` (the real CLI, when built; the test skips otherwise). All
 // trials of one client run concurrently (each on its own lock path, proxy and sessions), staggered
 // by a random delay so that blips start at random points of the heartbeat cycle: 5 trials per
-// blip length also in CI, 20 with ZKLOCK_SOAK (in rounds of 5 per length). Each test prints one parseable line per blip length
+// blip length also in CI, 20 with ZKLOCK_SOAK (in rounds of 5 per length). Each test prints one
+// parseable line per blip length
 //   RELIABILITY suite=blip client=mutex|exec blip_x_T=... trials=... held_through=... ...
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -23,6 +25,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -36,7 +39,9 @@
 #include "fault_env.h"
 #include "fenced_store.h"
 #include "support/fault_proxy.h"
+#include "support/files.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
 #include "test_env.h"
@@ -51,18 +56,6 @@ using std::chrono::milliseconds;
 constexpr milliseconds kT{6000};
 constexpr double kExpiry = 0;  // "blip" that lasts until the waiter has acquired
 
-ZkServer& server() {
-  static std::unique_ptr<ZkServer> s = ZkServer::start({200, 1000, 60000, false});
-  return *s;
-}
-
-// Sessions of this file keep the C client's connection complaints (many, by design) to themselves.
-SessionOptions quiet(SessionOptions o) {
-  o.log_level = LogLevel::kError;
-  o.log_sink = [](LogLevel, std::string_view) {};
-  return o;
-}
-
 std::string label(double x) {
   if (x == kExpiry) return "expiry";
   std::ostringstream os;
@@ -74,17 +67,17 @@ std::string label(double x) {
 
 struct TrialResult {
   double x = 0;
-  std::string error;             // the trial could not run as designed (harness / liveness)
-  bool held_through = false;     // same acquisition, still Held after the blip, never Lost
+  std::string error;          // the trial could not run as designed (harness / liveness)
+  bool held_through = false;  // same acquisition, still Held after the blip, never Lost
   bool saw_suspended = false;
   bool saw_connected_again = false;  // Suspended -> Connected in the same session
   bool saw_lost = false;
   bool waiter_acquired_during = false;  // the waiter got the lock while the holder held it
   bool two_holders = false;
-  bool takeover = false;         // the waiter acquired because the holder lost
+  bool takeover = false;  // the waiter acquired because the holder lost
   std::optional<bool> told_before_takeover;
-  std::int64_t lead_ns = 0;      // takeover - told
-  std::int64_t blip_ms = 0;      // how long the partition really lasted
+  std::int64_t lead_ns = 0;  // takeover - told
+  std::int64_t blip_ms = 0;  // how long the partition really lasted
 };
 
 // Random stagger and heartbeat phase for trial `seed`.
@@ -97,7 +90,7 @@ milliseconds random_delay(unsigned seed, int lo_ms, int hi_ms) {
 class DirectWaiter {
  public:
   explicit DirectWaiter(const std::string& path)
-      : session_(quiet(options_for(server().connect_string(), kT))), mutex_(session_, path) {
+      : session_(quiet(options_for(fault_server().connect_string(), kT))), mutex_(session_, path) {
     thread_ = std::thread([this] {
       try {
         mutex_.lock();
@@ -145,7 +138,7 @@ TrialResult mutex_trial(double x, unsigned seed) {
   std::vector<SessionEvent> events;
   std::atomic<std::int64_t> told_ns{0};
   std::atomic<bool> saw_suspended{false};
-  auto proxy = FaultProxy::start("127.0.0.1", server().port());
+  auto proxy = FaultProxy::start("127.0.0.1", fault_server().port());
   SessionOptions so = quiet(options_for(proxy->connect_string(), kT));
   so.connect_timeout = 20s;
   Session session(so);
@@ -181,12 +174,16 @@ TrialResult mutex_trial(double x, unsigned seed) {
     r.blip_ms = (healed - cut) / 1'000'000;
     // The outcome: a request sent after the heal was answered (the Lost deadline moved past
     // heal + T - m), or Lost.
-    const std::int64_t margin_ns = std::chrono::nanoseconds(std::max(kT / 20, milliseconds(50))).count();
-    const bool settled = wait_until([&] {
-      if (holder.state() == LockState::kLost) return true;
-      return holder.state() == LockState::kHeld &&
-             to_ns(session.lost_deadline()) > healed + std::chrono::nanoseconds(kT).count() - margin_ns;
-    }, 3 * kT);
+    const std::int64_t margin_ns =
+        std::chrono::nanoseconds(std::max(kT / 20, milliseconds(50))).count();
+    const bool settled = wait_until(
+        [&] {
+          if (holder.state() == LockState::kLost) return true;
+          return holder.state() == LockState::kHeld &&
+                 to_ns(session.lost_deadline()) >
+                     healed + std::chrono::nanoseconds(kT).count() - margin_ns;
+        },
+        3 * kT);
     if (!settled) r.error = "neither Held again nor Lost within 3 T of the heal";
     if (holder.state() == LockState::kLost || told_ns != 0) {
       if (!wait_until([&] { return waiter.acquired_ns() != 0; }, 3 * kT)) {
@@ -222,7 +219,8 @@ TrialResult mutex_trial(double x, unsigned seed) {
     for (std::size_t i = 0; i + 1 < events.size(); ++i) {
       if (events[i].state != SessionState::kSuspended) continue;
       for (std::size_t j = i + 1; j < events.size(); ++j) {
-        if (events[j].state == SessionState::kConnected && events[j].generation == events[i].generation) {
+        if (events[j].state == SessionState::kConnected &&
+            events[j].generation == events[i].generation) {
           return true;
         }
       }
@@ -263,12 +261,12 @@ ExecOutcome exec_trial(double x, unsigned seed, const std::string& dir) {
   const std::string name = "exec-" + label(x) + "-" + std::to_string(seed);
   const std::string cmd_log = dir + "/" + name + ".cmd.log";
   const std::string exec_log = dir + "/" + name + ".stderr";
-  auto proxy = FaultProxy::start("127.0.0.1", server().port());
+  auto proxy = FaultProxy::start("127.0.0.1", fault_server().port());
   SpawnOptions so;
   so.log_path = exec_log;
-  ChildProcess exec({kCli, "exec", "-v", "--connect", proxy->connect_string(), "--session-timeout", "6s",
-                     "--connect-timeout", "20s", path, "--", FAULT_HOLDER_BIN, "command", "--log", cmd_log,
-                     "--id", name},
+  ChildProcess exec({kCli, "exec", "-v", "--connect", proxy->connect_string(), "--session-timeout",
+                     "6s", "--connect-timeout", "20s", path, "--", FAULT_HOLDER_BIN, "command",
+                     "--log", cmd_log, "--id", name},
                     so);
   auto cmd = [&] { return read_holder_log(cmd_log); };
   if (!wait_until([&] { return !cmd().of("started").empty(); }, 30s)) {
@@ -285,15 +283,20 @@ ExecOutcome exec_trial(double x, unsigned seed, const std::string& dir) {
   std::this_thread::sleep_for(random_delay(seed + 1, 0, 600));
   const std::int64_t cut = monotonic_ns();
   proxy->blackhole();
-  auto log_has = [&](const std::string& text) { return read_text(exec_log).find(text) != std::string::npos; };
+  auto log_has = [&](const std::string& text) {
+    return read_file(exec_log).find(text) != std::string::npos;
+  };
   if (x != kExpiry) {
     std::this_thread::sleep_for(milliseconds(static_cast<long>(x * kT.count())));
     proxy->heal(Heal::kResetDamaged);
     r.blip_ms = (monotonic_ns() - cut) / 1'000'000;
     // Held again ("connection to ZooKeeper back") or stopped.
-    const bool settled = wait_until([&] {
-      return log_has("connection to ZooKeeper back") || !cmd().of("terminated").empty() || !exec.running();
-    }, 3 * kT);
+    const bool settled = wait_until(
+        [&] {
+          return log_has("connection to ZooKeeper back") || !cmd().of("terminated").empty() ||
+                 !exec.running();
+        },
+        3 * kT);
     if (!settled) r.error = "neither back nor stopped within 3 T of the heal";
     const bool stopped = !cmd().of("terminated").empty() || !exec.running();
     if (stopped && !wait_until([&] { return waiter.acquired_ns() != 0; }, 3 * kT)) {
@@ -344,28 +347,29 @@ void report_and_check(const std::string& client, const std::vector<TrialResult>&
     for (const auto& r : results) {
       if (r.x == x) rs.push_back(r);
     }
-    int held = 0, susp = 0, back = 0, lost = 0, two = 0, takeovers = 0, told_before = 0, during = 0;
+    // How many of the trials saw `what`.
+    auto count = [&rs](bool TrialResult::*what) {
+      return static_cast<int>(
+          std::count_if(rs.begin(), rs.end(), [what](const TrialResult& r) { return r.*what; }));
+    };
+    int told_before = 0;
     std::vector<std::int64_t> leads, blips;
     for (const auto& r : rs) {
-      held += r.held_through;
-      susp += r.saw_suspended;
-      back += r.saw_connected_again;
-      lost += r.saw_lost;
-      two += r.two_holders;
-      takeovers += r.takeover;
-      during += r.waiter_acquired_during;
       if (r.told_before_takeover) {
         told_before += *r.told_before_takeover;
         leads.push_back(r.lead_ns);
       }
       blips.push_back(r.blip_ms * 1'000'000);
     }
-    std::printf("RELIABILITY suite=blip client=%s blip_x_T=%s trials=%zu held_through=%d saw_suspended=%d "
-                "saw_connected_again=%d saw_lost=%d two_holders=%d takeovers=%d told_before_takeover=%d "
-                "told_lead_ms_median=%s told_lead_ms_worst=%s blip_ms_median=%s session_timeout_ms=%lld\n",
-                client.c_str(), label(x).c_str(), rs.size(), held, susp, back, lost, two, takeovers, told_before,
-                ms_median(leads).c_str(), ms_min(leads).c_str(), ms_median(blips).c_str(),
-                static_cast<long long>(kT.count()));
+    std::printf(
+        "RELIABILITY suite=blip client=%s blip_x_T=%s trials=%zu held_through=%d saw_suspended=%d "
+        "saw_connected_again=%d saw_lost=%d two_holders=%d takeovers=%d told_before_takeover=%d "
+        "told_lead_ms_median=%s told_lead_ms_worst=%s blip_ms_median=%s session_timeout_ms=%lld\n",
+        client.c_str(), label(x).c_str(), rs.size(), count(&TrialResult::held_through),
+        count(&TrialResult::saw_suspended), count(&TrialResult::saw_connected_again),
+        count(&TrialResult::saw_lost), count(&TrialResult::two_holders),
+        count(&TrialResult::takeover), told_before, ms_median(leads).c_str(), ms_min(leads).c_str(),
+        ms_median(blips).c_str(), static_cast<long long>(kT.count()));
     std::fflush(stdout);
 
     for (const auto& r : rs) {
@@ -374,7 +378,8 @@ void report_and_check(const std::string& client, const std::vector<TrialResult>&
       EXPECT_FALSE(r.two_holders) << "two holders inside at once";
       EXPECT_FALSE(r.waiter_acquired_during) << "the waiter got in while the holder was never told";
       if (r.told_before_takeover) {
-        EXPECT_TRUE(*r.told_before_takeover) << "told " << -r.lead_ns / 1'000'000 << " ms after the takeover";
+        EXPECT_TRUE(*r.told_before_takeover)
+            << "told " << -r.lead_ns / 1'000'000 << " ms after the takeover";
       }
       if (x == 0.5 || x == 0.75) {
         EXPECT_TRUE(r.held_through) << "a " << label(x) << " T blip cost the lock";
@@ -399,39 +404,38 @@ int reps() { return trials(5, 20); }
 // Trials run in rounds of at most 5 per blip length (20 at once), all concurrently within a round.
 constexpr int kPerRound = 5;
 
-TEST(BlipTest, MutexKeepsTheLockThroughShortBlipsAndIsToldBeforeTakeoverOnLongOnes) {
-  server();
-  std::vector<TrialResult> results;
+// Runs `run_trial(x, seed)` for every blip length x, reps() times each: in rounds of at most
+// kPerRound per length, all trials of a round at once.
+template <typename Outcome>
+std::vector<Outcome> run_in_rounds(
+    const std::function<Outcome(double x, unsigned seed)>& run_trial) {
+  std::vector<Outcome> outcomes;
   unsigned seed = std::random_device{}();
   for (int done = 0; done < reps(); done += kPerRound) {
-    std::vector<std::future<TrialResult>> futures;
+    std::vector<std::future<Outcome>> futures;
     for (double x : kBlips) {
       for (int i = done; i < std::min(reps(), done + kPerRound); ++i) {
-        futures.push_back(std::async(std::launch::async, mutex_trial, x, seed += 7));
+        futures.push_back(std::async(std::launch::async, run_trial, x, seed += 7));
       }
     }
-    for (auto& f : futures) results.push_back(f.get());
+    for (auto& f : futures) outcomes.push_back(f.get());
   }
-  report_and_check("mutex", results);
+  return outcomes;
+}
+
+TEST(BlipTest, MutexKeepsTheLockThroughShortBlipsAndIsToldBeforeTakeoverOnLongOnes) {
+  fault_server();
+  report_and_check("mutex", run_in_rounds<TrialResult>(mutex_trial));
 }
 
 TEST(BlipTest, ZklockExecKeepsItsCommandThroughShortBlipsAndStopsItBeforeTakeover) {
   if (std::string(kCli).empty() || !std::filesystem::exists(kCli)) {
     GTEST_SKIP() << "the zklock CLI (target zklock-cli, build/bin/zklock) is not built";
   }
-  server();
+  fault_server();
   TempDir dir("zklock-blip-");
-  std::vector<ExecOutcome> outcomes;
-  unsigned seed = std::random_device{}();
-  for (int done = 0; done < reps(); done += kPerRound) {
-    std::vector<std::future<ExecOutcome>> futures;
-    for (double x : kBlips) {
-      for (int i = done; i < std::min(reps(), done + kPerRound); ++i) {
-        futures.push_back(std::async(std::launch::async, exec_trial, x, seed += 7, dir.path()));
-      }
-    }
-    for (auto& f : futures) outcomes.push_back(f.get());
-  }
+  const std::vector<ExecOutcome> outcomes = run_in_rounds<ExecOutcome>(
+      [&](double x, unsigned seed) { return exec_trial(x, seed, dir.path()); });
   std::vector<TrialResult> results;
   for (auto& o : outcomes) {
     const TrialResult& r = o.result;
@@ -440,10 +444,12 @@ TEST(BlipTest, ZklockExecKeepsItsCommandThroughShortBlipsAndStopsItBeforeTakeove
       ADD_FAILURE() << "zklock exec did not exit\n" << o.exec_log;
     } else if (r.held_through) {
       EXPECT_TRUE(WIFEXITED(*o.exit_status) && WEXITSTATUS(*o.exit_status) == 0)
-          << describe_wait_status(*o.exit_status) << "\n" << o.exec_log;
+          << describe_wait_status(*o.exit_status) << "\n"
+          << o.exec_log;
     } else if (r.saw_lost) {
       EXPECT_TRUE(WIFEXITED(*o.exit_status) && WEXITSTATUS(*o.exit_status) == 76)
-          << "a lost lock must end zklock exec with 76: " << describe_wait_status(*o.exit_status) << "\n"
+          << "a lost lock must end zklock exec with 76: " << describe_wait_status(*o.exit_status)
+          << "\n"
           << o.exec_log;
     }
     results.push_back(r);

@@ -1,12 +1,9 @@
 // tests/faults/fault_checker.cpp: see fault_checker.h for the rules.
 #include "fault_checker.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 namespace zklock::testing::faults {
@@ -19,26 +16,6 @@ std::string ms_text(std::int64_t ns) {
   os.setf(std::ios::fixed);
   os.precision(1);
   os << static_cast<double>(ns) / 1e6;
-  return os.str();
-}
-
-bool parse_i64(const std::string& text, std::int64_t& out) {
-  if (text.empty()) return false;
-  std::size_t i = text[0] == '-' ? 1 : 0;
-  if (i == text.size()) return false;
-  std::int64_t v = 0;
-  for (; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return false;
-    v = v * 10 + (text[i] - '0');
-  }
-  out = text[0] == '-' ? -v : v;
-  return true;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
   return os.str();
 }
 
@@ -81,121 +58,6 @@ std::string describe_hold(const Hold& h) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Parsing
-
-std::string LogEvent::get(const std::string& key) const {
-  auto it = fields.find(key);
-  return it == fields.end() ? std::string() : it->second;
-}
-
-std::int64_t LogEvent::num(const std::string& key, std::int64_t fallback) const {
-  std::int64_t v = 0;
-  return parse_i64(get(key), v) ? v : fallback;
-}
-
-std::vector<LogEvent> HolderLog::of(const std::string& kind) const {
-  std::vector<LogEvent> out;
-  for (const auto& e : events) {
-    if (e.kind == kind) out.push_back(e);
-  }
-  return out;
-}
-
-std::size_t HolderLog::acquisitions() const { return of("acquired").size(); }
-
-std::vector<LogEvent> parse_log(const std::string& text) {
-  std::vector<LogEvent> out;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (lines.eof() && !text.empty() && text.back() != '\n') break;  // a half-written last line
-    std::istringstream words(line);
-    std::string at_text;
-    LogEvent e;
-    if (!(words >> at_text >> e.kind) || !parse_i64(at_text, e.at_ns)) continue;
-    for (std::string w; words >> w;) {
-      const auto eq = w.find('=');
-      if (eq == std::string::npos) continue;
-      e.fields[w.substr(0, eq)] = w.substr(eq + 1);
-    }
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
-HolderLog read_holder_log(const std::string& path) {
-  HolderLog log;
-  log.path = path;
-  log.events = parse_log(read_file(path));
-  for (const auto& e : log.events) {
-    if (e.kind == "start") {
-      log.id = e.get("id");
-      break;
-    }
-  }
-  if (log.id.empty()) log.id = path.substr(path.rfind('/') + 1);
-  return log;
-}
-
-std::vector<StoreRecord> read_store_log(const std::string& path) {
-  std::vector<StoreRecord> out;
-  std::istringstream lines(read_file(path));
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream words(line);
-    StoreRecord r;
-    bool ok = true;
-    int seen = 0;
-    for (std::string w; words >> w;) {
-      const auto eq = w.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string k = w.substr(0, eq), v = w.substr(eq + 1);
-      ++seen;
-      if (k == "t") ok &= parse_i64(v, r.at_ns);
-      else if (k == "writer") r.writer = v;
-      else if (k == "token") ok &= parse_i64(v, r.token);
-      else if (k == "n") ok &= parse_i64(v, r.write_no);
-      else if (k == "result") r.accepted = v == "accepted";
-      else if (k == "newest") ok &= parse_i64(v, r.newest);
-    }
-    if (ok && seen == 6) out.push_back(r);
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// FaultLog
-
-FaultLog::FaultLog(std::string path) : path_(std::move(path)) {}
-
-void FaultLog::record(const std::string& kind, const std::string& target, const std::string& detail) {
-  FaultRecord r{monotonic_ns(), kind, target, detail};
-  std::lock_guard lock(mutex_);
-  records_.push_back(r);
-  if (!path_.empty()) {
-    std::ofstream out(path_, std::ios::app);
-    out << r.at_ns << " " << kind << " target=" << (target.empty() ? "-" : target)
-        << " detail=" << (detail.empty() ? "-" : detail) << "\n";
-  }
-}
-
-std::vector<FaultRecord> FaultLog::records() const {
-  std::lock_guard lock(mutex_);
-  return records_;
-}
-
-std::size_t FaultLog::injected() const {
-  std::lock_guard lock(mutex_);
-  std::size_t n = 0;
-  for (const auto& r : records_) {
-    if (r.kind == "thaw" || r.kind == "heal" || r.kind.rfind("end-", 0) == 0 ||
-        r.kind.rfind("restart", 0) == 0) {
-      continue;
-    }
-    ++n;
-  }
-  return n;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Report
 
 bool CheckReport::has(const std::string& rule) const {
@@ -206,10 +68,10 @@ bool CheckReport::has(const std::string& rule) const {
 std::string CheckReport::describe() const {
   std::ostringstream os;
   os << "holds=" << holds << " (released " << holds_released << ", lost " << holds_lost
-     << ", killed " << holds_killed << ", paused out " << holds_paused_out << ") accepted=" << accepted
-     << " rejected=" << rejected << " late_writes=" << late_writes
-     << " writes_after_resume=" << writes_after_resume << " unmatched_attempts=" << unmatched_attempts
-     << " violations=" << violations.size() << "\n";
+     << ", killed " << holds_killed << ", paused out " << holds_paused_out
+     << ") accepted=" << accepted << " rejected=" << rejected << " late_writes=" << late_writes
+     << " writes_after_resume=" << writes_after_resume
+     << " unmatched_attempts=" << unmatched_attempts << " violations=" << violations.size() << "\n";
   for (const auto& v : violations) os << "  VIOLATION " << v.rule << ": " << v.detail << "\n";
   return os.str();
 }
@@ -262,30 +124,41 @@ std::string reliability_line(const std::string& scenario, int trials, std::size_
 }
 
 // ---------------------------------------------------------------------------------------------
-// The checker
+// The checker: one pass per step, in this order, over a timeline built from the logs.
 
-CheckReport check_run(const std::vector<StoreRecord>& store, const std::vector<HolderLog>& holders,
-                      const std::vector<FaultRecord>& faults) {
-  CheckReport report;
-  auto violate = [&](const std::string& rule, const std::string& detail) {
-    report.violations.push_back({rule, detail});
-  };
+namespace {
 
-  // ---- Faults per holder.
-  std::map<std::string, std::int64_t> killed_at;
-  std::map<std::string, std::vector<Freeze>> freezes;
-  std::map<std::string, std::vector<std::int64_t>> thaws;
-  for (const auto& f : faults) {
-    if (f.kind == "kill" && !killed_at.count(f.target)) killed_at[f.target] = f.at_ns;
-    if (f.kind == "freeze") freezes[f.target].push_back({f.at_ns, kNever});
-    if (f.kind == "thaw") thaws[f.target].push_back(f.at_ns);
+using HolderAndWrite = std::pair<std::string, std::int64_t>;
+
+class RunChecker {
+ public:
+  CheckReport run(const std::vector<StoreRecord>& store, const std::vector<HolderLog>& holders,
+                  const std::vector<FaultRecord>& faults) {
+    read_faults(faults);
+    for (const auto& log : holders) read_holder_log(log);
+    close_freezes();
+    end_holds();
+    check_acquisition_order();
+    check_store(store);
+    return report_;
   }
 
-  // ---- Holds and write attempts from the holders' logs.
-  std::vector<Hold> holds;
-  std::vector<Attempt> attempts;
-  std::map<std::pair<std::string, std::int64_t>, std::size_t> attempt_index;
-  for (const auto& log : holders) {
+ private:
+  void violate(const std::string& rule, const std::string& detail) {
+    report_.violations.push_back({rule, detail});
+  }
+
+  // Kills, freezes and thaws the test injected, per holder.
+  void read_faults(const std::vector<FaultRecord>& faults) {
+    for (const auto& f : faults) {
+      if (f.kind == "kill" && !killed_at_.count(f.target)) killed_at_[f.target] = f.at_ns;
+      if (f.kind == "freeze") freezes_[f.target].push_back({f.at_ns, kNever});
+      if (f.kind == "thaw") thaws_[f.target].push_back(f.at_ns);
+    }
+  }
+
+  // Holds and write attempts of one holder, from its log.
+  void read_holder_log(const HolderLog& log) {
     int current = -1;  // open hold of this holder
     int last = -1;     // latest hold of this holder (late writes belong to it)
     // In time order: a line is written after its timestamp was taken ("acquired" carries the
@@ -297,26 +170,21 @@ CheckReport check_run(const std::vector<StoreRecord>& store, const std::vector<H
     for (const auto& e : events) {
       if (e.kind == "acquired") {
         if (current >= 0) {
-          violate("hold-never-ended", describe_hold(holds[current]) + " was followed by another "
-                                      "acquisition of the same holder without ending");
+          violate("hold-never-ended", describe_hold(holds_[current]) +
+                                          " was followed by another "
+                                          "acquisition of the same holder without ending");
         }
         Hold h;
         h.holder = log.id;
         h.token = e.num("token");
         h.acq = e.at_ns;
-        holds.push_back(h);
-        current = last = static_cast<int>(holds.size()) - 1;
-      } else if (e.kind == "lock_state" && current >= 0 && e.num("token") == holds[current].token) {
-        Hold& h = holds[current];
-        const std::string s = e.get("state");
-        if (s == "Lost") {
-          if (h.told_lost == kNever) h.told_lost = e.at_ns;
-        } else if (h.told_lost != kNever && (s == "Held" || s == "Suspended")) {
-          violate("held-after-lost", describe_hold(h) + " reported " + s + " at " +
-                                         ms_text(e.at_ns) + " ms after Lost");
-        }
+        holds_.push_back(h);
+        current = last = static_cast<int>(holds_.size()) - 1;
+      } else if (e.kind == "lock_state" && current >= 0 &&
+                 e.num("token") == holds_[current].token) {
+        note_lock_state(holds_[current], e);
       } else if ((e.kind == "released" || e.kind == "gave_up") && current >= 0) {
-        Hold& h = holds[current];
+        Hold& h = holds_[current];
         h.released = e.at_ns;
         h.release_said_lost = e.get("reason") == "lost" || e.get("state") == "Lost";
         current = -1;
@@ -328,176 +196,231 @@ CheckReport check_run(const std::vector<StoreRecord>& store, const std::vector<H
         a.t0 = e.at_ns;
         a.late = e.get("late") == "1";
         a.hold = a.late ? last : current;
-        attempt_index[{a.holder, a.n}] = attempts.size();
-        attempts.push_back(a);
+        attempt_index_[{a.holder, a.n}] = attempts_.size();
+        attempts_.push_back(a);
       } else if (e.kind == "self_stop") {
-        freezes[log.id].push_back({e.at_ns, kNever});
+        freezes_[log.id].push_back({e.at_ns, kNever});
       }
     }
   }
+
+  // A reported state of hold `h`: the first Lost, and anything held after it.
+  void note_lock_state(Hold& h, const LogEvent& e) {
+    const std::string s = e.get("state");
+    if (s == "Lost") {
+      if (h.told_lost == kNever) h.told_lost = e.at_ns;
+    } else if (h.told_lost != kNever && (s == "Held" || s == "Suspended")) {
+      violate("held-after-lost",
+              describe_hold(h) + " reported " + s + " at " + ms_text(e.at_ns) + " ms after Lost");
+    }
+  }
+
   // A freeze lasts until the first thaw of that holder after it.
-  for (auto& [holder, list] : freezes) {
-    std::sort(list.begin(), list.end(), [](const Freeze& a, const Freeze& b) { return a.from < b.from; });
-    for (auto& f : list) {
-      for (std::int64_t t : thaws[holder]) {
-        if (t >= f.from) {
-          f.to = t;
-          break;
+  void close_freezes() {
+    for (auto& [holder, list] : freezes_) {
+      std::sort(list.begin(), list.end(),
+                [](const Freeze& a, const Freeze& b) { return a.from < b.from; });
+      for (auto& f : list) {
+        for (std::int64_t t : thaws_[holder]) {
+          if (t >= f.from) {
+            f.to = t;
+            break;
+          }
         }
       }
     }
   }
 
-  // ---- Ends of holds.
-  for (auto& h : holds) {
-    auto k = killed_at.find(h.holder);
-    if (k != killed_at.end() && k->second >= h.acq && k->second < h.released) h.killed = k->second;
-    h.end_by_log = std::min({h.released, h.told_lost, h.killed});
+  // When each hold ended and how: released, told Lost, killed - or cut short by a losing freeze.
+  void end_holds() {
+    for (auto& h : holds_) {
+      auto k = killed_at_.find(h.holder);
+      if (k != killed_at_.end() && k->second >= h.acq && k->second < h.released) {
+        h.killed = k->second;
+      }
+      h.end_by_log = std::min({h.released, h.told_lost, h.killed});
+    }
+    for (auto& h : holds_) {
+      find_losing_freeze(h);
+      h.natural_end = std::min(h.end_by_log, h.losing_freeze);
+      if (h.end_by_log == kNever) {
+        violate("hold-never-ended", describe_hold(h) + ": no release, no Lost, not killed");
+      }
+      count_end(h);
+    }
+    report_.holds = holds_.size();
   }
-  for (auto& h : holds) {
-    const auto& list = freezes[h.holder];
+
+  // Losing: someone else acquired during a freeze of h's holder, or after it but before h noticed
+  // - and before its next freeze (a takeover during a later freeze is that freeze's).
+  void find_losing_freeze(Hold& h) {
+    const auto& list = freezes_[h.holder];
     for (std::size_t fi = 0; fi < list.size(); ++fi) {
       const auto& f = list[fi];
       if (f.from <= h.acq || f.from >= h.end_by_log) continue;
-      // Losing: someone else acquired during this freeze, or after it but before this holder
-      // noticed - and before its next freeze (a takeover during a later freeze is that freeze's).
       const std::int64_t window_end =
           fi + 1 < list.size() ? std::min(h.end_by_log, list[fi + 1].from) : h.end_by_log;
-      const bool losing = std::any_of(holds.begin(), holds.end(), [&](const Hold& o) {
+      const bool losing = std::any_of(holds_.begin(), holds_.end(), [&](const Hold& o) {
         return &o != &h && o.acq > f.from && o.acq <= window_end;
       });
       if (losing) {
         h.losing_freeze = f.from;
         h.losing_thaw = f.to;
-        break;
+        return;
       }
     }
-    h.natural_end = std::min(h.end_by_log, h.losing_freeze);
-    if (h.end_by_log == kNever) {
-      violate("hold-never-ended", describe_hold(h) + ": no release, no Lost, not killed");
-    }
+  }
+
+  void count_end(const Hold& h) {
     if (h.losing_freeze != kNever) {
-      ++report.holds_paused_out;
+      ++report_.holds_paused_out;
       if (h.told_lost == kNever && !h.release_said_lost && h.killed == kNever) {
-        violate("never-learned-lost", describe_hold(h) + " was paused at " + ms_text(h.losing_freeze) +
-                                          " ms while another holder took over, and never reported Lost");
+        violate("never-learned-lost", describe_hold(h) + " was paused at " +
+                                          ms_text(h.losing_freeze) +
+                                          " ms while another holder took over, and never "
+                                          "reported Lost");
       }
     } else if (h.end_by_log == h.killed && h.killed != kNever) {
-      ++report.holds_killed;
-    } else if ((h.end_by_log == h.told_lost && h.told_lost != kNever) ||
-               (h.end_by_log == h.released && h.release_said_lost)) {
-      ++report.holds_lost;  // told by the callback, or saw Lost in state() and gave up
+      ++report_.holds_killed;
+    } else if (ended_lost(h)) {
+      ++report_.holds_lost;  // told by the callback, or saw Lost in state() and gave up
     } else if (h.released != kNever) {
-      ++report.holds_released;
-    }
-  }
-  report.holds = holds.size();
-
-  // ---- Holds in acquisition order: exclusion and token growth.
-  std::vector<std::size_t> order(holds.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return holds[a].acq < holds[b].acq; });
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const Hold& a = holds[order[i]];
-    if (i + 1 < order.size() && holds[order[i + 1]].token <= a.token) {
-      violate("token-not-increasing", describe_hold(holds[order[i + 1]]) + " acquired after " +
-                                          describe_hold(a) + " with a token that is not larger");
-    }
-    for (std::size_t j = i + 1; j < order.size() && holds[order[j]].acq < a.natural_end; ++j) {
-      const Hold& b = holds[order[j]];
-      std::string why = a.told_lost == kNever ? "it was never told it lost"
-                        : a.told_lost > b.acq ? "it was told Lost only at " + ms_text(a.told_lost) + " ms"
-                                              : "it had not ended";
-      violate("two-holders", describe_hold(b) + " acquired at " + ms_text(b.acq) + " ms while " +
-                                 describe_hold(a) + " still held: " + why);
-    }
-    // Figures: the next hold after one that ended by Lost (or by a kill).
-    if (i + 1 < order.size()) {
-      const Hold& next = holds[order[i + 1]];
-      const bool ended_lost = (a.told_lost != kNever && a.told_lost == a.end_by_log) ||
-                              (a.released == a.end_by_log && a.release_said_lost);
-      if (a.losing_freeze == kNever && a.end_by_log != kNever && ended_lost) {
-        report.told_lead_ns.push_back(next.acq - a.end_by_log);
-      }
-      if (a.losing_freeze == kNever && a.killed != kNever && a.killed == a.end_by_log) {
-        report.takeover_after_kill_ns.push_back(next.acq - a.killed);
-      }
+      ++report_.holds_released;
     }
   }
 
-  // ---- The store: token order, and each write against its hold.
-  std::int64_t newest_accepted = std::numeric_limits<std::int64_t>::min();
-  std::vector<bool> matched(attempts.size(), false);
-  // Largest token among holds acquired up to a time: holds sorted by acq with a running max.
-  std::vector<std::pair<std::int64_t, std::int64_t>> max_token_by_acq;  // (acq, max token so far)
-  for (std::size_t i : order) {
-    const std::int64_t prev = max_token_by_acq.empty() ? std::numeric_limits<std::int64_t>::min()
-                                                       : max_token_by_acq.back().second;
-    max_token_by_acq.push_back({holds[i].acq, std::max(prev, holds[i].token)});
+  static bool ended_lost(const Hold& h) {
+    return (h.told_lost != kNever && h.told_lost == h.end_by_log) ||
+           (h.released != kNever && h.released == h.end_by_log && h.release_said_lost);
   }
-  auto newest_hold_token_before = [&](std::int64_t t) {
-    auto it = std::lower_bound(max_token_by_acq.begin(), max_token_by_acq.end(), t,
-                               [](const auto& p, std::int64_t v) { return p.first < v; });
-    if (it == max_token_by_acq.begin()) return std::numeric_limits<std::int64_t>::min();
-    return std::prev(it)->second;
-  };
-  for (const auto& r : store) {
-    if (r.accepted) {
-      ++report.accepted;
-      if (r.token < newest_accepted) {
-        violate("token-order", "write " + r.writer + "#" + std::to_string(r.write_no) + " with token " +
-                                   std::to_string(r.token) + " accepted at " + ms_text(r.at_ns) +
-                                   " ms after token " + std::to_string(newest_accepted));
+
+  // Holds in acquisition order: exclusion, token growth, and the takeover figures.
+  void check_acquisition_order() {
+    order_.resize(holds_.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    std::sort(order_.begin(), order_.end(),
+              [&](std::size_t a, std::size_t b) { return holds_[a].acq < holds_[b].acq; });
+    for (std::size_t i = 0; i < order_.size(); ++i) {
+      const Hold& a = holds_[order_[i]];
+      if (i + 1 < order_.size() && holds_[order_[i + 1]].token <= a.token) {
+        violate("token-not-increasing", describe_hold(holds_[order_[i + 1]]) + " acquired after " +
+                                            describe_hold(a) + " with a token that is not larger");
       }
-      newest_accepted = std::max(newest_accepted, r.token);
-    } else {
-      ++report.rejected;
+      for (std::size_t j = i + 1; j < order_.size() && holds_[order_[j]].acq < a.natural_end; ++j) {
+        const Hold& b = holds_[order_[j]];
+        const std::string why = a.told_lost == kNever ? "it was never told it lost"
+                                : a.told_lost > b.acq
+                                    ? "it was told Lost only at " + ms_text(a.told_lost) + " ms"
+                                    : "it had not ended";
+        violate("two-holders", describe_hold(b) + " acquired at " + ms_text(b.acq) + " ms while " +
+                                   describe_hold(a) + " still held: " + why);
+      }
+      if (i + 1 < order_.size()) add_takeover_figures(a, holds_[order_[i + 1]]);
     }
-    auto it = attempt_index.find({r.writer, r.write_no});
-    if (it == attempt_index.end()) {
-      violate("unlogged-write", format_record(r) + ": its writer never logged the attempt");
-      continue;
+  }
+
+  // The next hold after one that ended by Lost (or by a kill): how long after.
+  void add_takeover_figures(const Hold& a, const Hold& next) {
+    if (a.losing_freeze != kNever || a.end_by_log == kNever) return;
+    if (ended_lost(a)) report_.told_lead_ns.push_back(next.acq - a.end_by_log);
+    if (a.killed != kNever && a.killed == a.end_by_log) {
+      report_.takeover_after_kill_ns.push_back(next.acq - a.killed);
     }
-    matched[it->second] = true;
-    const Attempt& a = attempts[it->second];
+  }
+
+  // Largest token among holds acquired before `t`.
+  std::int64_t newest_hold_token_before(std::int64_t t) const {
+    std::int64_t newest = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t i : order_) {
+      if (holds_[i].acq >= t) break;
+      newest = std::max(newest, holds_[i].token);
+    }
+    return newest;
+  }
+
+  // The store, in the order it decided: token order, and each write against its hold.
+  void check_store(const std::vector<StoreRecord>& store) {
+    std::int64_t newest_accepted = std::numeric_limits<std::int64_t>::min();
+    std::vector<bool> matched(attempts_.size(), false);
+    for (const auto& r : store) {
+      if (r.accepted) {
+        ++report_.accepted;
+        if (r.token < newest_accepted) {
+          violate("token-order", "write " + r.writer + "#" + std::to_string(r.write_no) +
+                                     " with token " + std::to_string(r.token) + " accepted at " +
+                                     ms_text(r.at_ns) + " ms after token " +
+                                     std::to_string(newest_accepted));
+        }
+        newest_accepted = std::max(newest_accepted, r.token);
+      } else {
+        ++report_.rejected;
+      }
+      auto it = attempt_index_.find({r.writer, r.write_no});
+      if (it == attempt_index_.end()) {
+        violate("unlogged-write", format_record(r) + ": its writer never logged the attempt");
+        continue;
+      }
+      matched[it->second] = true;
+      check_write(r, attempts_[it->second]);
+    }
+    report_.unmatched_attempts =
+        static_cast<std::size_t>(std::count(matched.begin(), matched.end(), false));
+  }
+
+  // One write the store decided, against the attempt its holder logged.
+  void check_write(const StoreRecord& r, const Attempt& a) {
     const std::string what = "write " + r.writer + "#" + std::to_string(r.write_no) + " (token " +
-                             std::to_string(r.token) + ", attempted " + ms_text(a.t0) + " ms, decided " +
-                             ms_text(r.at_ns) + " ms, " + (r.accepted ? "accepted" : "rejected") + ")";
+                             std::to_string(r.token) + ", attempted " + ms_text(a.t0) +
+                             " ms, decided " + ms_text(r.at_ns) + " ms, " +
+                             (r.accepted ? "accepted" : "rejected") + ")";
     if (a.late) {
-      ++report.late_writes;
+      ++report_.late_writes;
       if (r.accepted) violate("late-write-accepted", what);
-      continue;
+      return;
     }
     if (a.hold < 0) {
       if (r.accepted) violate("write-after-end", what + " outside any hold");
-      continue;
+      return;
     }
-    const Hold& h = holds[a.hold];
+    const Hold& h = holds_[a.hold];
     if (h.losing_freeze != kNever && r.at_ns > h.losing_freeze) {
-      ++report.writes_after_resume;
+      ++report_.writes_after_resume;
       if (r.accepted) {
         violate("paused-write-accepted", what + " of " + describe_hold(h) + ", paused at " +
                                              ms_text(h.losing_freeze) + " ms");
       }
-      continue;
+      return;
     }
     if (r.accepted && a.t0 > h.natural_end) {
       violate("write-after-end", what + " after the end of " + describe_hold(h));
     }
     if (!r.accepted && r.at_ns < h.natural_end) {
-      violate("refused-while-holding", what + " during " + describe_hold(h) + ": the store had token " +
-                                           std::to_string(r.newest));
+      violate("refused-while-holding", what + " during " + describe_hold(h) +
+                                           ": the store had token " + std::to_string(r.newest));
     }
-    if (r.accepted && newest_hold_token_before(r.at_ns) > r.token) {
-      violate("stale-write-after-takeover", what + ": a holder with token " +
-                                                std::to_string(newest_hold_token_before(r.at_ns)) +
-                                                " had already acquired");
+    const std::int64_t newest_hold = newest_hold_token_before(r.at_ns);
+    if (r.accepted && newest_hold > r.token) {
+      violate(
+          "stale-write-after-takeover",
+          what + ": a holder with token " + std::to_string(newest_hold) + " had already acquired");
     }
   }
-  for (std::size_t i = 0; i < attempts.size(); ++i) {
-    if (!matched[i]) ++report.unmatched_attempts;
-  }
-  return report;
+
+  CheckReport report_;
+  std::map<std::string, std::int64_t> killed_at_;
+  std::map<std::string, std::vector<Freeze>> freezes_;
+  std::map<std::string, std::vector<std::int64_t>> thaws_;
+  std::vector<Hold> holds_;
+  std::vector<std::size_t> order_;  // indexes into holds_, by acquisition time
+  std::vector<Attempt> attempts_;
+  std::map<HolderAndWrite, std::size_t> attempt_index_;
+};
+
+}  // namespace
+
+CheckReport check_run(const std::vector<StoreRecord>& store, const std::vector<HolderLog>& holders,
+                      const std::vector<FaultRecord>& faults) {
+  return RunChecker().run(store, holders, faults);
 }
 
 }  // namespace zklock::testing::faults

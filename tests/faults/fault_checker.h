@@ -1,21 +1,5 @@
-// tests/faults/fault_checker.h: reads the logs of a fault-injection run and finds every violation
-// of the lock's guarantees.
-//
-// Inputs, all timed on CLOCK_MONOTONIC (one clock for all processes on the machine):
-//  * the fenced store's records (fenced_store.h): every write, accepted or rejected, in the order
-//    the store decided them;
-//  * one log per holder process (fault_holder.cpp; format below);
-//  * the faults the test injected (FaultLog): the checker needs "freeze"/"thaw"/"kill" of a holder,
-//    the rest is counted and shown.
-//
-// Holder log: one line per event, "<ns> <kind> key=value ...", values without spaces. Kinds:
-//   start id= pid= mode=            session state= prev= gen= sid=
-//   acquired token= seq= gen= sid=   lock_state state=Held|Suspended|Lost token=
-//   write_attempt n= token= late=0|1 (timestamp taken BEFORE the holder looked at the lock state)
-//   write_result n= token= result=accepted|rejected newest=     write_error n= what=
-//   self_stop n=  (the holder stops itself with SIGSTOP between its state check and write n)
-//   released token= state=   gave_up token= reason=lost|fenced|... state=   lock_error what=
-//   exit code=
+// tests/faults/fault_checker.h: reads the logs of a fault-injection run (fault_logs.h) and finds
+// every violation of the lock's guarantees.
 //
 // A hold is one acquisition (holder, token). Its end, as far as acting on the resource goes, is the
 // first of: released (or gave up), told Lost (the on_state_change callback ran), killed, or the
@@ -45,66 +29,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "fault_logs.h"
 #include "fenced_store.h"
 
 namespace zklock::testing::faults {
-
-struct LogEvent {
-  std::int64_t at_ns = 0;
-  std::string kind;
-  std::map<std::string, std::string> fields;
-
-  std::string get(const std::string& key) const;
-  std::int64_t num(const std::string& key, std::int64_t fallback = 0) const;
-};
-
-struct HolderLog {
-  std::string id;    // from the "start" line (else the file name)
-  std::string path;
-  std::vector<LogEvent> events;
-
-  // Events of `kind` (all of them, in order).
-  std::vector<LogEvent> of(const std::string& kind) const;
-  // Number of "acquired" events.
-  std::size_t acquisitions() const;
-};
-
-// Parses lines "<ns> <kind> k=v ..."; malformed lines (e.g. the half line of a process killed
-// while writing) are skipped.
-std::vector<LogEvent> parse_log(const std::string& text);
-HolderLog read_holder_log(const std::string& path);
-
-// Store records from a store log file (format_record lines).
-std::vector<StoreRecord> read_store_log(const std::string& path);
-
-// A fault the test injected. `target` is a holder id for freeze/thaw/kill/blackhole/heal...
-struct FaultRecord {
-  std::int64_t at_ns = 0;
-  std::string kind;
-  std::string target;
-  std::string detail;
-};
-
-// Thread-safe list of injected faults; optionally mirrored to a file (one line each).
-class FaultLog {
- public:
-  explicit FaultLog(std::string path = {});
-  // Records `kind` now (CLOCK_MONOTONIC).
-  void record(const std::string& kind, const std::string& target = {}, const std::string& detail = {});
-  std::vector<FaultRecord> records() const;
-  // Faults injected: records that start a fault (not "thaw", "heal", "end-...", "restart...").
-  std::size_t injected() const;
-
- private:
-  std::string path_;
-  mutable std::mutex mutex_;
-  std::vector<FaultRecord> records_;
-};
 
 struct Violation {
   std::string rule;
@@ -115,7 +46,7 @@ struct CheckReport {
   std::vector<Violation> violations;
   std::size_t holds = 0;
   std::size_t holds_released = 0;
-  std::size_t holds_lost = 0;        // ended by being told Lost
+  std::size_t holds_lost = 0;  // ended by being told Lost
   std::size_t holds_killed = 0;
   std::size_t holds_paused_out = 0;  // cut short by a losing freeze
   std::size_t accepted = 0;

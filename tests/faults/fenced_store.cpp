@@ -87,18 +87,21 @@ std::unique_ptr<FencedStore> FencedStore::start(const std::string& socket_path,
                                                 const std::string& log_path) {
   std::unique_ptr<FencedStore> store(new FencedStore(socket_path, log_path));
   if (!log_path.empty()) {
-    store->log_fd_ = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (store->log_fd_ < 0) throw_errno("fenced store: open " + log_path);
+    store->log_.reset(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (!store->log_.valid()) throw_errno("fenced store: open " + log_path);
   }
   ::unlink(socket_path.c_str());
-  store->listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (store->listen_fd_ < 0) throw_errno("fenced store: socket");
+  store->listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!store->listen_.valid()) throw_errno("fenced store: socket");
   const sockaddr_un addr = unix_address(socket_path);
-  if (::bind(store->listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+  if (::bind(store->listen_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     throw_errno("fenced store: bind " + socket_path);
   }
-  if (::listen(store->listen_fd_, 64) != 0) throw_errno("fenced store: listen");
-  if (::pipe2(store->wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) throw_errno("fenced store: pipe");
+  if (::listen(store->listen_.get(), 64) != 0) throw_errno("fenced store: listen");
+  int wake[2];
+  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) throw_errno("fenced store: pipe");
+  store->wake_read_.reset(wake[0]);
+  store->wake_write_.reset(wake[1]);
   store->thread_ = std::thread([s = store.get()] { s->serve(); });
   return store;
 }
@@ -106,16 +109,14 @@ std::unique_ptr<FencedStore> FencedStore::start(const std::string& socket_path,
 FencedStore::~FencedStore() {
   if (thread_.joinable()) {
     const char byte = 'x';
-    (void)!::write(wake_fds_[1], &byte, 1);
+    (void)!::write(wake_write_.get(), &byte, 1);
     thread_.join();
-  }
-  for (int fd : {listen_fd_, wake_fds_[0], wake_fds_[1], log_fd_}) {
-    if (fd >= 0) ::close(fd);
   }
   ::unlink(socket_path_.c_str());
 }
 
-StoreRecord FencedStore::write(const std::string& writer, std::int64_t token, std::int64_t write_no) {
+StoreRecord FencedStore::write(const std::string& writer, std::int64_t token,
+                               std::int64_t write_no) {
   std::lock_guard lock(mutex_);
   StoreRecord r;
   r.at_ns = monotonic_ns();
@@ -130,23 +131,20 @@ StoreRecord FencedStore::write(const std::string& writer, std::int64_t token, st
   }
   r.newest = newest_;
   records_.push_back(r);
-  if (log_fd_ >= 0) {
+  if (log_.valid()) {
     const std::string line = format_record(r) + "\n";
-    (void)!::write(log_fd_, line.data(), line.size());
+    (void)!::write(log_.get(), line.data(), line.size());
   }
   return r;
 }
 
 void FencedStore::serve() {
-  struct Connection {
-    std::string in;
-  };
-  std::map<int, Connection> connections;
+  std::map<int, Connection> connections;  // by descriptor
   std::vector<pollfd> fds;
   for (;;) {
     fds.clear();
-    fds.push_back({wake_fds_[0], POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({wake_read_.get(), POLLIN, 0});
+    fds.push_back({listen_.get(), POLLIN, 0});
     for (const auto& [fd, c] : connections) fds.push_back({fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
@@ -155,58 +153,57 @@ void FencedStore::serve() {
     if (fds[0].revents != 0) break;
     if (fds[1].revents & POLLIN) {
       for (;;) {
-        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) break;
-        connections[fd] = Connection{};
+        UniqueFd accepted(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+        if (!accepted.valid()) break;
+        const int fd = accepted.get();
+        connections[fd].socket = std::move(accepted);
       }
     }
     for (std::size_t i = 2; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
-      const int fd = fds[i].fd;
-      Connection& c = connections[fd];
-      bool close_it = false;
-      char buf[4096];
-      for (;;) {
-        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n > 0) {
-          c.in.append(buf, static_cast<std::size_t>(n));
-          continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        if (n < 0 && errno == EINTR) continue;
-        close_it = true;  // EOF or error: the writer went away (exited, killed)
-        break;
-      }
-      std::size_t eol;
-      while (!close_it && (eol = c.in.find('\n')) != std::string::npos) {
-        const std::string line = c.in.substr(0, eol);
-        c.in.erase(0, eol + 1);
-        std::istringstream is(line);
-        std::string verb, writer, token_text, n_text, extra;
-        std::int64_t token = 0, write_no = 0;
-        std::string reply;
-        if (!(is >> verb >> writer >> token_text >> n_text) || (is >> extra) || verb != "W" ||
-            !parse_int(token_text, token) || !parse_int(n_text, write_no)) {
-          reply = "E malformed request\n";
-        } else {
-          const StoreRecord r = write(writer, token, write_no);
-          reply = std::string(r.accepted ? "A " : "R ") + std::to_string(r.newest) + "\n";
-        }
-        try {
-          // Replies are a few bytes and a writer reads its reply before sending more, so this never
-          // blocks on a full socket buffer; a writer gone meanwhile just loses the reply.
-          write_all(fd, reply);
-        } catch (const std::system_error&) {
-          close_it = true;
-        }
-      }
-      if (close_it) {
-        ::close(fd);
-        connections.erase(fd);
-      }
+      if (!serve_requests(connections[fds[i].fd])) connections.erase(fds[i].fd);
     }
   }
-  for (const auto& [fd, c] : connections) ::close(fd);
+}
+
+bool FencedStore::serve_requests(Connection& c) {
+  const int fd = c.socket.get();
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      c.in.append(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n < 0 && errno == EINTR) continue;
+    return false;  // EOF or error: the writer went away (exited, killed)
+  }
+  std::size_t eol;
+  while ((eol = c.in.find('\n')) != std::string::npos) {
+    const std::string line = c.in.substr(0, eol);
+    c.in.erase(0, eol + 1);
+    try {
+      // Replies are a few bytes and a writer reads its reply before sending more, so this never
+      // blocks on a full socket buffer; a writer gone meanwhile just loses the reply.
+      write_all(fd, answer(line));
+    } catch (const std::system_error&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string FencedStore::answer(const std::string& request) {
+  std::istringstream is(request);
+  std::string verb, writer, token_text, n_text, extra;
+  std::int64_t token = 0, write_no = 0;
+  if (!(is >> verb >> writer >> token_text >> n_text) || (is >> extra) || verb != "W" ||
+      !parse_int(token_text, token) || !parse_int(n_text, write_no)) {
+    return "E malformed request\n";
+  }
+  const StoreRecord r = write(writer, token, write_no);
+  return std::string(r.accepted ? "A " : "R ") + std::to_string(r.newest) + "\n";
 }
 
 std::vector<StoreRecord> FencedStore::records() const {
@@ -242,30 +239,23 @@ bool FencedStore::wait_for(const std::function<bool(const std::vector<StoreRecor
 // ---------------------------------------------------------------------------------------------
 // Client
 
-FencedStoreClient::FencedStoreClient(const std::string& socket_path) {
-  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) throw_errno("fenced store client: socket");
+FencedStoreClient::FencedStoreClient(const std::string& socket_path)
+    : socket_(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+  if (!socket_.valid()) throw_errno("fenced store client: socket");
   const sockaddr_un addr = unix_address(socket_path);
-  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    const int saved = errno;
-    ::close(fd_);
-    fd_ = -1;
-    errno = saved;
+  if (::connect(socket_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     throw_errno("fenced store client: connect " + socket_path);
   }
 }
 
-FencedStoreClient::~FencedStoreClient() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 FencedStoreClient::Reply FencedStoreClient::write(const std::string& writer, std::int64_t token,
                                                   std::int64_t write_no) {
-  write_all(fd_, "W " + writer + " " + std::to_string(token) + " " + std::to_string(write_no) + "\n");
+  write_all(socket_.get(),
+            "W " + writer + " " + std::to_string(token) + " " + std::to_string(write_no) + "\n");
   std::size_t eol;
   while ((eol = buffer_.find('\n')) == std::string::npos) {
     char buf[256];
-    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    const ssize_t n = ::recv(socket_.get(), buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) throw std::runtime_error("fenced store client: connection closed");
     buffer_.append(buf, static_cast<std::size_t>(n));

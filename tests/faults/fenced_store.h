@@ -32,6 +32,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/unique_fd.h"
+
 namespace zklock::testing::faults {
 
 // Nanoseconds of CLOCK_MONOTONIC: one clock for every process on this machine. (libstdc++'s
@@ -41,12 +43,12 @@ std::int64_t to_ns(std::chrono::steady_clock::time_point t);
 
 // One write as the store decided it.
 struct StoreRecord {
-  std::int64_t at_ns = 0;    // when it was decided (CLOCK_MONOTONIC)
-  std::string writer;        // holder id
-  std::int64_t token = 0;    // fencing token the writer sent
-  std::int64_t write_no = 0; // the writer's own number for this write (unique per writer)
+  std::int64_t at_ns = 0;     // when it was decided (CLOCK_MONOTONIC)
+  std::string writer;         // holder id
+  std::int64_t token = 0;     // fencing token the writer sent
+  std::int64_t write_no = 0;  // the writer's own number for this write (unique per writer)
   bool accepted = false;
-  std::int64_t newest = 0;   // the newest accepted token after the decision
+  std::int64_t newest = 0;  // the newest accepted token after the decision
 };
 
 // "t=<ns> writer=<id> token=<t> n=<n> result=accepted|rejected newest=<t>"
@@ -78,14 +80,24 @@ class FencedStore {
                 std::chrono::milliseconds timeout) const;
 
  private:
+  struct Connection {
+    UniqueFd socket;
+    std::string in;  // received, not yet a whole line
+  };
+
   FencedStore(std::string socket_path, std::string log_path);
   void serve();
+  // Reads what `c` sent and answers each whole request. False once the writer has gone.
+  bool serve_requests(Connection& c);
+  // The reply line to one request line.
+  std::string answer(const std::string& request);
 
   const std::string socket_path_;
   const std::string log_path_;
-  int listen_fd_ = -1;
-  int wake_fds_[2] = {-1, -1};
-  int log_fd_ = -1;
+  UniqueFd listen_;
+  UniqueFd wake_read_;  // the destructor writes to wake_write_ to end serve()
+  UniqueFd wake_write_;
+  UniqueFd log_;
   mutable std::mutex mutex_;
   std::vector<StoreRecord> records_;
   std::int64_t newest_ = 0;
@@ -102,7 +114,6 @@ class FencedStoreClient {
   };
   // Connects to the store's socket. Throws std::system_error when it cannot.
   explicit FencedStoreClient(const std::string& socket_path);
-  ~FencedStoreClient();
   FencedStoreClient(const FencedStoreClient&) = delete;
   FencedStoreClient& operator=(const FencedStoreClient&) = delete;
 
@@ -111,7 +122,7 @@ class FencedStoreClient {
   Reply write(const std::string& writer, std::int64_t token, std::int64_t write_no);
 
  private:
-  int fd_ = -1;
+  UniqueFd socket_;
   std::string buffer_;
 };
 

@@ -10,7 +10,8 @@
 set(_faults ${CMAKE_CURRENT_LIST_DIR})
 
 # The store and the checker, shared by the tests and (the store's client) by fault_holder.
-add_library(zklock_fault_tools STATIC ${_faults}/fenced_store.cpp ${_faults}/fault_checker.cpp)
+add_library(zklock_fault_tools STATIC ${_faults}/fenced_store.cpp ${_faults}/fault_logs.cpp
+            ${_faults}/fault_checker.cpp)
 target_include_directories(zklock_fault_tools PUBLIC ${_faults})
 target_link_libraries(zklock_fault_tools PUBLIC zklock_test_support)
 target_compile_options(zklock_fault_tools PRIVATE -Wall -Wextra)
@@ -19,7 +20,8 @@ add_executable(fault_holder ${_faults}/fault_holder.cpp)
 target_link_libraries(fault_holder PRIVATE zklock zklock_fault_tools Threads::Threads)
 target_compile_options(fault_holder PRIVATE -Wall -Wextra)
 
-zklock_add_test(fault_suite_test ${_faults}/fault_suite_test.cpp
+zklock_add_unit_test(fault_checker_test ${_faults}/fault_checker_test.cpp LIBS zklock_fault_tools)
+zklock_add_test(fault_suite_test ${_faults}/fault_suite_test.cpp ${_faults}/trial.cpp
                 LIBS zklock zklock_fault_tools TIMEOUT 900 LABELS faults)
 target_compile_definitions(fault_suite_test PRIVATE FAULT_HOLDER_BIN="$<TARGET_FILE:fault_holder>")
 add_dependencies(fault_suite_test fault_holder)

@@ -19,8 +19,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,7 +28,9 @@
 #include <vector>
 
 #include "sqlite_fenced_store.h"
+#include "support/files.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
 #include "test_env.h"
@@ -39,31 +39,11 @@
 namespace zklock::testing {
 namespace {
 
-namespace fs = std::filesystem;
-using zklock_examples::FencedCounterStore;
+using examples::FencedCounterStore;
 
 constexpr int kExitRefused = 3;  // examples/fenced/example_options.h
 
-// A fresh temporary directory, removed with everything in it at the end of the scope.
-class TempDir {
- public:
-  TempDir() : path_(make_temp_dir("zklock-fencing-")) {}
-  ~TempDir() {
-    std::error_code ignored;
-    if (!keep_test_dirs()) fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+std::vector<std::string> read_lines(const std::string& path) { return lines_of(read_file(path)); }
 
 // The number after "acquired " on the first such line of the log, if there is one yet.
 std::optional<std::int64_t> acquired_token(const std::string& log) {
@@ -90,8 +70,7 @@ std::vector<Write> writes_in(const std::string& log) {
 }
 
 bool log_has_line(const std::string& log, const std::string& wanted) {
-  const auto lines = read_lines(log);
-  return std::find(lines.begin(), lines.end(), wanted) != lines.end();
+  return has_line(read_file(log), wanted);
 }
 
 // "exited with 3" etc., or "still running" - for assertion messages.
@@ -107,7 +86,7 @@ bool exited_with(const std::optional<int>& status, int code) {
 // The SQLite store alone.
 
 TEST(SqliteFencedStoreTest, RefusesOlderTokensAndAcceptsEqualOrNewerOnes) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   const std::string db = dir.file("counter.db");
   FencedCounterStore store(db);
   EXPECT_EQ(store.read().value, 0);
@@ -146,7 +125,7 @@ TEST(SqliteFencedStoreTest, RefusesOlderTokensAndAcceptsEqualOrNewerOnes) {
 }
 
 TEST(SqliteFencedStoreTest, ReopeningKeepsTheCounter) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   const std::string db = dir.file("counter.db");
   { FencedCounterStore(db).increment(FencingToken(7, 0)); }
   FencedCounterStore again(db);  // must not reset the row
@@ -157,86 +136,70 @@ TEST(SqliteFencedStoreTest, ReopeningKeepsTheCounter) {
 // =============================================================================================
 // Against a real server.
 
+// One server for the binary (both suites below), started on first use.
 class FencingTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ServerOptions options;
-    options.tick_ms = 200;
-    options.min_session_timeout_ms = 1000;
-    server_ = ZkServer::start(options).release();
+  static std::string connect() {
+    static const std::unique_ptr<ZkServer> server = start_fast_expiry_server();
+    return server->connect_string();
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static std::string connect() { return server_->connect_string(); }
-
-  static ZkServer* server_;
 };
-ZkServer* FencingTest::server_ = nullptr;
 
-TEST_F(FencingTest, CommitFencedAppliesAllWritesWhileHeld) {
-  Session s(options_for(connect()));
-  const std::string base = unique_path("held");
-  s.create(base + "/counter", "0", CreateMode::kPersistent, true);
-  Mutex mutex(s, base + "/lock");
-  std::lock_guard<Mutex> hold(mutex);
+// commit_fenced with a counter node under the lock's parent, and the lock held (or not).
+class CommitFencedTest : public FencingTest {
+ protected:
+  CommitFencedTest() { session_.create(counter_, "0", CreateMode::kPersistent, true); }
 
+  Session session_{options_for(connect())};
+  const std::string base_ = unique_path("fenced");
+  const std::string counter_ = base_ + "/counter";
+  const std::string marker_ = base_ + "/marker";
+  Mutex mutex_{session_, base_ + "/lock"};
+};
+
+TEST_F(CommitFencedTest, AppliesAllWritesWhileHeld) {
+  std::lock_guard<Mutex> hold(mutex_);
   FencedWrite w;
-  w.set(base + "/counter", "1", 0).create(base + "/marker", "m");
-  mutex.commit_fenced(w);
+  w.set(counter_, "1", 0).create(marker_, "m");
+  mutex_.commit_fenced(w);
 
-  auto counter = s.get(base + "/counter");
+  auto counter = session_.get(counter_);
   ASSERT_TRUE(counter);
   EXPECT_EQ(counter->data, "1");
   EXPECT_EQ(counter->stat.version, 1);
-  EXPECT_TRUE(s.get(base + "/marker"));
+  EXPECT_TRUE(session_.get(marker_));
 }
 
-TEST_F(FencingTest, CommitFencedIsAllOrNothingWhenAWriteFails) {
-  Session s(options_for(connect()));
-  const std::string base = unique_path("all-or-nothing");
-  s.create(base + "/counter", "0", CreateMode::kPersistent, true);
-  Mutex mutex(s, base + "/lock");
-  std::lock_guard<Mutex> hold(mutex);
-
+TEST_F(CommitFencedTest, IsAllOrNothingWhenAWriteFails) {
+  std::lock_guard<Mutex> hold(mutex_);
   FencedWrite w;
-  w.create(base + "/marker", "m").set(base + "/counter", "1", /*version=*/5);  // wrong version
+  w.create(marker_, "m").set(counter_, "1", /*version=*/5);  // wrong version
   try {
-    mutex.commit_fenced(w);
+    mutex_.commit_fenced(w);
     FAIL() << "a set with a wrong version must fail";
   } catch (const LockLostError& e) {
     FAIL() << "the lock is held; the failure is the version, got LockLostError: " << e.what();
   } catch (const Error& e) {
     EXPECT_EQ(e.errc(), Errc::bad_version) << e.what();
   }
-  EXPECT_FALSE(s.get(base + "/marker")) << "the create before the failing set must not be applied";
-  EXPECT_EQ(s.get(base + "/counter")->stat.version, 0);
+  EXPECT_FALSE(session_.get(marker_)) << "the create before the failing set must not be applied";
+  EXPECT_EQ(session_.get(counter_)->stat.version, 0);
 }
 
-TEST_F(FencingTest, CommitFencedWithoutTheLockThrowsLockLostAndWritesNothing) {
-  Session s(options_for(connect()));
-  const std::string base = unique_path("not-held");
-  s.create(base + "/counter", "0", CreateMode::kPersistent, true);
-  Mutex mutex(s, base + "/lock");
+TEST_F(CommitFencedTest, WithoutTheLockThrowsLockLostAndWritesNothing) {
   FencedWrite w;
-  w.set(base + "/counter", "1");
-
-  EXPECT_THROW(mutex.commit_fenced(w), LockLostError) << "never locked";
-  mutex.lock();
-  mutex.unlock();
-  EXPECT_THROW(mutex.commit_fenced(w), LockLostError) << "released";
-  EXPECT_EQ(s.get(base + "/counter")->stat.version, 0);
+  w.set(counter_, "1");
+  EXPECT_THROW(mutex_.commit_fenced(w), LockLostError) << "never locked";
+  mutex_.lock();
+  mutex_.unlock();
+  EXPECT_THROW(mutex_.commit_fenced(w), LockLostError) << "released";
+  EXPECT_EQ(session_.get(counter_)->stat.version, 0);
 }
 
-TEST_F(FencingTest, CommitFencedAfterTheLockNodeWasDeletedThrowsLockLostAndWritesNothing) {
-  Session s(options_for(connect()));
+TEST_F(CommitFencedTest, AfterTheLockNodeWasDeletedThrowsLockLostAndWritesNothing) {
   Session someone_else(options_for(connect()));
-  const std::string base = unique_path("node-deleted");
-  s.create(base + "/counter", "0", CreateMode::kPersistent, true);
-  Mutex mutex(s, base + "/lock");
-  std::lock_guard<Mutex> hold(mutex);
-  const auto acquisition = mutex.acquisition();
+  std::lock_guard<Mutex> hold(mutex_);
+  const auto acquisition = mutex_.acquisition();
   ASSERT_TRUE(acquisition);
 
   // An administrator (or a buggy peer) deletes our lock node: the lock is no longer ours although
@@ -244,19 +207,18 @@ TEST_F(FencingTest, CommitFencedAfterTheLockNodeWasDeletedThrowsLockLostAndWrite
   ASSERT_TRUE(someone_else.remove(acquisition->node_path));
 
   FencedWrite w;
-  w.set(base + "/counter", "1", 0).create(base + "/marker", "m");
-  EXPECT_THROW(mutex.commit_fenced(w), LockLostError);
+  w.set(counter_, "1", 0).create(marker_, "m");
+  EXPECT_THROW(mutex_.commit_fenced(w), LockLostError);
 
-  const auto counter = s.get(base + "/counter");
+  const auto counter = session_.get(counter_);
   ASSERT_TRUE(counter);
   EXPECT_EQ(counter->data, "0");
   EXPECT_EQ(counter->stat.version, 0);
-  EXPECT_FALSE(s.get(base + "/marker"));
+  EXPECT_FALSE(session_.get(marker_));
 }
 
-// lock_state.h: "Lost: the session is Lost (or our node was deleted)". Disabled: a holder that was
-// first in line at its first listing sets no watch on its own node and stays Held (reported to the
-// lead with a repro); enable once the Mutex watches its node while holding.
+// lock_state.h: "Lost: the session is Lost (or our node was deleted)" - also for a holder that
+// was first in line at its first listing.
 TEST_F(FencingTest, DeletedLockNodeMakesTheHoldLost) {
   Session s(options_for(connect()));
   Session someone_else(options_for(connect()));
@@ -278,10 +240,12 @@ TEST_F(FencingTest, TokenGrowsWhenTheParentIsRecreatedAndSequenceNumbersRestart)
   };
   auto wait_empty = [&] {
     // unlock() deletes our node in the background: wait for it before deleting the parent.
-    return wait_until([&] {
-      auto kids = s.children(path);
-      return kids && kids->empty();
-    }, 10s);
+    return wait_until(
+        [&] {
+          auto kids = s.children(path);
+          return kids && kids->empty();
+        },
+        10s);
   };
 
   std::vector<Acquisition> first_life;
@@ -290,7 +254,8 @@ TEST_F(FencingTest, TokenGrowsWhenTheParentIsRecreatedAndSequenceNumbersRestart)
   ASSERT_TRUE(s.remove(path));  // as the server does with an empty container parent
 
   const Acquisition later = take();
-  EXPECT_EQ(later.sequence, first_life.front().sequence) << "a new parent restarts sequence numbers";
+  EXPECT_EQ(later.sequence, first_life.front().sequence)
+      << "a new parent restarts sequence numbers";
   EXPECT_LT(later.sequence, first_life.back().sequence)
       << "the later holder has a SMALLER sequence than an earlier one";
   for (const auto& earlier : first_life) {
@@ -352,17 +317,18 @@ std::vector<std::string> example_argv(const char* binary, const std::string& con
 
 // Several processes increment at once; every increment must land exactly once, and - the lock
 // handing out increasing tokens in lock order - the values in lock order carry increasing tokens.
-void expect_no_lost_update(const char* binary, const std::string& connect, const std::string& lock_path,
-                           Counter& counter, const TempDir& dir) {
+void expect_no_lost_update(const char* binary, const std::string& connect,
+                           const std::string& lock_path, Counter& counter, const TempDir& dir) {
   constexpr int kProcesses = 3;
   constexpr int kIterations = 25;
   std::vector<std::unique_ptr<ChildProcess>> procs;
   std::vector<std::string> logs;
   for (int i = 0; i < kProcesses; ++i) {
     logs.push_back(dir.file("worker" + std::to_string(i) + ".log"));
-    procs.push_back(std::make_unique<ChildProcess>(
-        example_argv(binary, connect, lock_path, counter, {"--iterations", std::to_string(kIterations)}),
-        SpawnOptions{logs.back(), {}, {}}));
+    procs.push_back(
+        std::make_unique<ChildProcess>(example_argv(binary, connect, lock_path, counter,
+                                                    {"--iterations", std::to_string(kIterations)}),
+                                       SpawnOptions{logs.back(), {}, {}}));
   }
   std::vector<Write> all;
   for (int i = 0; i < kProcesses; ++i) {
@@ -375,25 +341,29 @@ void expect_no_lost_update(const char* binary, const std::string& connect, const
   }
   EXPECT_EQ(counter.value(), kProcesses * kIterations);
 
-  std::sort(all.begin(), all.end(), [](const Write& a, const Write& b) { return a.value < b.value; });
+  std::sort(all.begin(), all.end(),
+            [](const Write& a, const Write& b) { return a.value < b.value; });
   ASSERT_EQ(all.size(), static_cast<std::size_t>(kProcesses * kIterations));
   for (std::size_t i = 0; i < all.size(); ++i) {
-    EXPECT_EQ(all[i].value, static_cast<std::int64_t>(i + 1)) << "each value is written exactly once";
+    EXPECT_EQ(all[i].value, static_cast<std::int64_t>(i + 1))
+        << "each value is written exactly once";
     if (i > 0) {
-      EXPECT_GT(all[i].token, all[i - 1].token) << "value " << all[i].value << " has an older token";
+      EXPECT_GT(all[i].token, all[i - 1].token)
+          << "value " << all[i].value << " has an older token";
     }
   }
 }
 
 TEST_F(FencingTest, ConcurrentSqliteCountersLoseNoUpdate) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   SqliteCounter counter(dir.file("counter.db"));
-  expect_no_lost_update(FENCED_COUNTER_BIN, connect(), unique_path("sqlite-concurrent"), counter, dir);
+  expect_no_lost_update(FENCED_COUNTER_BIN, connect(), unique_path("sqlite-concurrent"), counter,
+                        dir);
   EXPECT_GT(counter.token(), 0);
 }
 
 TEST_F(FencingTest, ConcurrentZnodeCountersLoseNoUpdate) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   const std::string lock_path = unique_path("znode-concurrent");
   ZnodeCounter counter(connect(), lock_path + "-value");
   expect_no_lost_update(ZNODE_COUNTER_BIN, connect(), lock_path, counter, dir);
@@ -419,14 +389,16 @@ void run_stale_holder_story(const char* binary, const std::string& connect, Coun
   out.log_a = dir.file("a.log");
   const std::string log_b = dir.file("b.log");
 
-  ChildProcess a(example_argv(binary, connect, lock_path, counter,
-                              {"--iterations", "1", "--session-timeout", "2000", "--hold-until", trigger}),
-                 SpawnOptions{out.log_a, {}, {}});
+  ChildProcess a(
+      example_argv(binary, connect, lock_path, counter,
+                   {"--iterations", "1", "--session-timeout", "2000", "--hold-until", trigger}),
+      SpawnOptions{out.log_a, {}, {}});
   // A prints this line once it holds the lock, has read what it needs, and only polls for the
   // trigger file, which does not exist yet: wherever in that loop the freeze lands, A has nothing
   // left to ask the server and cannot write before the thaw.
   ASSERT_TRUE(wait_until([&] { return log_has_line(out.log_a, "waiting for " + trigger); }, 30s))
-      << "A never got to the write:\n" << tail_file(out.log_a);
+      << "A never got to the write:\n"
+      << tail_file(out.log_a);
   a.freeze();
   ASSERT_TRUE(acquired_token(out.log_a)) << tail_file(out.log_a);
   out.token_a = *acquired_token(out.log_a);
@@ -444,29 +416,29 @@ void run_stale_holder_story(const char* binary, const std::string& connect, Coun
   EXPECT_EQ(counter.value(), 1);
   ASSERT_TRUE(a.running()) << "A must still be frozen, not dead";
 
-  std::ofstream(trigger).close();
+  write_file(trigger, "");
   a.thaw();
   const auto status_a = a.wait_exit(60s);
-  EXPECT_TRUE(exited_with(status_a, kExitRefused))
-      << "A: " << describe(status_a) << "\n" << tail_file(out.log_a);
+  EXPECT_TRUE(exited_with(status_a, kExitRefused)) << "A: " << describe(status_a) << "\n"
+                                                   << tail_file(out.log_a);
   EXPECT_TRUE(writes_in(out.log_a).empty()) << tail_file(out.log_a);
   EXPECT_EQ(counter.value(), 1) << "the stale holder's write must not land";
 }
 
 TEST_F(FencingTest, FrozenHolderWriteIsRefusedBySqliteToken) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   SqliteCounter counter(dir.file("counter.db"));
   StoryResult r;
   ASSERT_NO_FATAL_FAILURE(run_stale_holder_story(FENCED_COUNTER_BIN, connect(), counter, dir, r));
   EXPECT_EQ(counter.token(), r.token_b) << "the table keeps the new holder's token";
-  const std::string expected = "write refused: token " + std::to_string(r.token_a) + " is older than " +
-                               std::to_string(r.token_b);
+  const std::string expected = "write refused: token " + std::to_string(r.token_a) +
+                               " is older than " + std::to_string(r.token_b);
   EXPECT_TRUE(log_has_line(r.log_a, expected)) << "expected \"" << expected << "\" in:\n"
                                                << tail_file(r.log_a);
 }
 
 TEST_F(FencingTest, FrozenHolderWriteIsRefusedByCommitFenced) {
-  TempDir dir;
+  TempDir dir("zklock-fencing-");
   const std::string counter_path = unique_path("stale-counter");
   ZnodeCounter counter(connect(), counter_path);
   StoryResult r;

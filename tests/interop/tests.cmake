@@ -49,7 +49,8 @@ else()
   message(STATUS "zklock interop: kazoo contender with ${_kazoo_python}")
 endif()
 
-zklock_add_test(interop_test ${_interop_dir}/interop_test.cpp LIBS zklock TIMEOUT 240 LABELS interop)
+zklock_add_test(interop_test ${_interop_dir}/interop_test.cpp ${_interop_dir}/contenders.cpp
+                ${_interop_dir}/event_log.cpp LIBS zklock TIMEOUT 240 LABELS interop)
 target_compile_definitions(interop_test PRIVATE
   ZKLOCK_INTEROP_JAVA="${Java_JAVA_EXECUTABLE}"
   ZKLOCK_INTEROP_CLASSPATH="${_curator_classes}:${_curator_cp_string}"

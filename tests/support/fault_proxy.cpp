@@ -60,6 +60,15 @@ void reset_fd(int& fd) {
   }
 }
 
+// What a failed recv()/send() on a non-blocking socket calls for: try again at once (EINTR),
+// wait for poll() (EAGAIN), or treat the socket as broken.
+enum class IoRetry { kNow, kAfterPoll, kNever };
+IoRetry after_io_error(int error) {
+  if (error == EINTR) return IoRetry::kNow;
+  if (error == EAGAIN || error == EWOULDBLOCK) return IoRetry::kAfterPoll;
+  return IoRetry::kNever;
+}
+
 void set_nodelay(int fd) {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -194,6 +203,25 @@ struct FaultProxy::State {
 
   bool blackholed(const Conn& c) const { return mode == ProxyMode::kBlackhole || c.own_blackhole; }
 
+  // Under mu: `change(*this, connection)` for live connection `id`, then wakes the proxy thread.
+  // False (and nothing changed) when there is no such connection.
+  template <typename Change>
+  bool change_connection(int id, Change change) {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = conns.find(id);
+    if (it == conns.end()) return false;
+    change(*this, it);
+    wake();
+    return true;
+  }
+
+  // `read(*this)` under mu: what the one-line getters (counters, mode) return.
+  template <typename Read>
+  auto read_locked(Read read) const {
+    std::lock_guard<std::mutex> lock(mu);
+    return read(*this);
+  }
+
   // Drops what c has read but not forwarded, as a partition would.
   void silence(Conn& c) {
     const size_t lost = c.up.queued + c.down.queued + c.framer.held.size();
@@ -323,11 +351,9 @@ struct FaultProxy::State {
         if (!blackholed(c) && d.queued >= kMaxQueued) return;
       } else if (n == 0) {
         d.src_eof = true;
-      } else if (errno == EINTR) {
-        continue;
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      } else if (const IoRetry retry = after_io_error(errno); retry == IoRetry::kAfterPoll) {
         return;
-      } else {
+      } else if (retry == IoRetry::kNever) {
         fail_side(c, side);
       }
     }
@@ -433,12 +459,8 @@ struct FaultProxy::State {
         ch.off += static_cast<size_t>(n);
         d.queued -= static_cast<size_t>(n);
         if (ch.off == ch.data.size()) d.queue.pop_front();
-      } else if (errno == EINTR) {
-        continue;
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        return;
-      } else {
-        fail_side(c, dst_side);
+      } else if (const IoRetry retry = after_io_error(errno); retry != IoRetry::kNow) {
+        if (retry == IoRetry::kNever) fail_side(c, dst_side);
         return;
       }
     }
@@ -698,8 +720,7 @@ void FaultProxy::heal(Heal how) {
 }
 
 ProxyMode FaultProxy::mode() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->mode;
+  return state_->read_locked([](const State& s) { return s.mode; });
 }
 
 void FaultProxy::set_delay(std::chrono::milliseconds d) {
@@ -747,58 +768,44 @@ std::vector<int> FaultProxy::connection_ids() const {
 }
 
 bool FaultProxy::blackhole_connection(int id) {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->conns.find(id);
-  if (it == state_->conns.end()) return false;
-  it->second.own_blackhole = true;
-  state_->silence(it->second);
-  state_->wake();
-  return true;
+  return state_->change_connection(id, [](State& s, std::map<int, Conn>::iterator it) {
+    it->second.own_blackhole = true;
+    s.silence(it->second);
+  });
 }
 
 bool FaultProxy::heal_connection(int id) {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->conns.find(id);
-  if (it == state_->conns.end()) return false;
-  it->second.own_blackhole = false;
-  if (state_->mode == ProxyMode::kPass) it->second.damaged = false;  // it passes again
-  state_->wake();
-  return true;
+  return state_->change_connection(id, [](State& s, std::map<int, Conn>::iterator it) {
+    it->second.own_blackhole = false;
+    if (s.mode == ProxyMode::kPass) it->second.damaged = false;  // it passes again
+  });
 }
 
 bool FaultProxy::reset_connection(int id) {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->conns.find(id);
-  if (it == state_->conns.end()) return false;
-  state_->finish(it->second, true);
-  state_->conns.erase(it);
-  state_->wake();
-  return true;
+  return state_->change_connection(id, [](State& s, std::map<int, Conn>::iterator it) {
+    s.finish(it->second, true);
+    s.conns.erase(it);
+  });
 }
 
 size_t FaultProxy::accepted() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->accepted;
+  return state_->read_locked([](const State& s) { return s.accepted; });
 }
 
 size_t FaultProxy::refused() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->refused;
+  return state_->read_locked([](const State& s) { return s.refused; });
 }
 
 size_t FaultProxy::live() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->conns.size();
+  return state_->read_locked([](const State& s) { return s.conns.size(); });
 }
 
 uint64_t FaultProxy::frames_dropped() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->frames_dropped;
+  return state_->read_locked([](const State& s) { return s.frames_dropped; });
 }
 
 uint64_t FaultProxy::bytes_discarded() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->bytes_discarded;
+  return state_->read_locked([](const State& s) { return s.bytes_discarded; });
 }
 
 size_t FaultProxy::in_flight() const {

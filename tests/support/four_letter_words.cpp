@@ -1,47 +1,73 @@
 // tests/support/four_letter_words.cpp
 #include "support/four_letter_words.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
+#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
+
+#include "support/socket_io.h"
+#include "support/unique_fd.h"
 
 namespace zklock::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Milliseconds left until `deadline`, for poll(); 0 once passed.
-int remaining_ms(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
-}
+// One exchange with one resolved address: connect (non-blocking, so that a frozen or filtered
+// server costs no more than the deadline), send the word, read until the server closes.
+std::optional<std::string> exchange(const addrinfo& address, std::string_view word,
+                                    Clock::time_point deadline) {
+  const UniqueFd sock(::socket(
+      address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, address.ai_protocol));
+  if (!sock.valid()) return std::nullopt;
+  if (::connect(sock.get(), address.ai_addr, address.ai_addrlen) != 0) {
+    if (errno != EINPROGRESS) return std::nullopt;
+    if (!wait_for_io(sock.get(), POLLOUT, deadline)) return std::nullopt;
+    int error = 0;
+    socklen_t len = sizeof error;
+    if (::getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0) {
+      return std::nullopt;
+    }
+  }
 
-// poll() one descriptor for `events` until the deadline. True when ready.
-bool wait_ready(int fd, short events, Clock::time_point deadline) {
+  std::string_view pending = word;
+  while (!pending.empty()) {
+    const ssize_t n = ::send(sock.get(), pending.data(), pending.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      pending.remove_prefix(static_cast<std::size_t>(n));
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!wait_for_io(sock.get(), POLLOUT, deadline)) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+
+  // The server answers and closes: read until EOF. A frozen server accepts the connection (the
+  // kernel does that) but never answers, hence the deadline.
+  std::string reply;
+  std::array<char, 8192> buffer{};
   for (;;) {
-    pollfd pfd{fd, events, 0};
-    const int n = ::poll(&pfd, 1, remaining_ms(deadline));
-    if (n > 0) return true;
-    if (n == 0) return false;
-    if (errno != EINTR) return false;
+    const ssize_t n = ::recv(sock.get(), buffer.data(), buffer.size(), 0);
+    if (n > 0) {
+      reply.append(buffer.data(), static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      return reply;
+    } else if (errno == EAGAIN || errno == EINTR) {
+      if (!wait_for_io(sock.get(), POLLIN, deadline)) return std::nullopt;
+    } else {
+      // ECONNRESET: the server closed without reading everything we sent. It did answer.
+      return errno == ECONNRESET && !reply.empty() ? std::optional<std::string>(reply)
+                                                   : std::nullopt;
+    }
   }
 }
-
-struct Socket {
-  int fd = -1;
-  ~Socket() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 // Splits into lines without the trailing '\n' (and a '\r' if any).
 std::vector<std::string_view> split_lines(std::string_view text) {
@@ -69,57 +95,30 @@ std::string_view trim(std::string_view text) {
 
 }  // namespace
 
-std::optional<std::string> try_four_letter_word(int port, std::string_view word,
+std::optional<std::string> try_four_letter_word(const std::string& host, int port,
+                                                std::string_view word,
                                                 std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  Socket sock;
-  sock.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (sock.fd < 0) return std::nullopt;
-
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(sock.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    if (errno != EINPROGRESS) return std::nullopt;
-    if (!wait_ready(sock.fd, POLLOUT, deadline)) return std::nullopt;
-    int error = 0;
-    socklen_t len = sizeof error;
-    if (::getsockopt(sock.fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0) {
-      return std::nullopt;
-    }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* addresses = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &addresses) != 0) {
+    return std::nullopt;
   }
-
-  std::string_view pending = word;
-  while (!pending.empty()) {
-    const ssize_t n = ::send(sock.fd, pending.data(), pending.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      pending.remove_prefix(static_cast<std::size_t>(n));
-    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!wait_ready(sock.fd, POLLOUT, deadline)) return std::nullopt;
-    } else {
-      return std::nullopt;
-    }
+  std::optional<std::string> reply;
+  for (const addrinfo* address = addresses; address != nullptr && !reply;
+       address = address->ai_next) {
+    reply = exchange(*address, word, deadline);
   }
+  ::freeaddrinfo(addresses);
+  return reply;
+}
 
-  // The server answers and closes: read until EOF. A frozen server accepts the connection (the
-  // kernel does that) but never answers, hence the deadline.
-  std::string reply;
-  std::array<char, 8192> buffer{};
-  for (;;) {
-    const ssize_t n = ::recv(sock.fd, buffer.data(), buffer.size(), 0);
-    if (n > 0) {
-      reply.append(buffer.data(), static_cast<std::size_t>(n));
-    } else if (n == 0) {
-      return reply;
-    } else if (errno == EAGAIN || errno == EINTR) {
-      if (!wait_ready(sock.fd, POLLIN, deadline)) return std::nullopt;
-    } else {
-      // ECONNRESET: the server closed without reading everything we sent. It did answer.
-      return errno == ECONNRESET && !reply.empty() ? std::optional<std::string>(reply)
-                                                   : std::nullopt;
-    }
-  }
+std::optional<std::string> try_four_letter_word(int port, std::string_view word,
+                                                std::chrono::milliseconds timeout) {
+  return try_four_letter_word("127.0.0.1", port, word, timeout);
 }
 
 std::string four_letter_word(int port, std::string_view word, std::chrono::milliseconds timeout) {
@@ -161,6 +160,13 @@ std::optional<int64_t> parse_session_id(std::string_view text) {
     value = (value << 4) | static_cast<uint64_t>(digit);
   }
   return static_cast<int64_t>(value);  // two's complement, as Java's long and clientid_t
+}
+
+std::string format_session_id(int64_t session_id) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx",
+                static_cast<unsigned long long>(static_cast<uint64_t>(session_id)));
+  return text;
 }
 
 WatchesBySession parse_wchc(std::string_view text) {

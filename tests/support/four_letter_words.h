@@ -1,9 +1,10 @@
 // tests/support/four_letter_words.h: ZooKeeper's "four letter word" admin commands, and parsers.
 //
-// A 4lw exchange: connect to 127.0.0.1:<client port>, send the four letters, read until the server
-// closes the connection. The server must whitelist the word (`4lw.commands.whitelist=*` in the
-// servers started by zk_server.h; a word that is not whitelisted gets an explanatory sentence and
-// an unknown word gets an empty reply). Outputs below are those of ZooKeeper 3.8.
+// A 4lw exchange: connect to the server's client port (127.0.0.1 unless a host is given), send the
+// four letters, read until the server closes the connection. The server must whitelist the word
+// (`4lw.commands.whitelist=*` in the servers started by zk_server.h; a word that is not whitelisted
+// gets an explanatory sentence and an unknown word gets an empty reply). Outputs below are those of
+// ZooKeeper 3.8.
 //
 // These let tests observe the server side directly: which sessions hold which ephemerals and
 // watches, independently of what the client library believes.
@@ -26,6 +27,12 @@ std::optional<std::string> try_four_letter_word(
     int port, std::string_view word,
     std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
+// The same with the server at `host` (a name or an address; every address it resolves to is
+// tried in turn, within the one timeout). For tools that measure servers elsewhere (zklock-bench).
+std::optional<std::string> try_four_letter_word(const std::string& host, int port,
+                                                std::string_view word,
+                                                std::chrono::milliseconds timeout);
+
 // As try_four_letter_word, but returns an empty string when the server is unreachable or slow.
 std::string four_letter_word(int port, std::string_view word,
                              std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
@@ -43,6 +50,10 @@ std::string parse_mode(std::string_view text);
 // not "0x" followed by 1-16 hex digits. The 64 bits are returned as the signed value the C client
 // reports in clientid_t::client_id.
 std::optional<int64_t> parse_session_id(std::string_view text);
+
+// The other way round: "0x" and the 64 bits in lower-case hex, as ZooKeeper (and `zklock`) print
+// a session id.
+std::string format_session_id(int64_t session_id);
 
 // `wchc`: watched paths by session. Text: a "0x<session>" line followed by one "\t<path>" line per
 // watched path, per session.

@@ -28,6 +28,8 @@
 #include <system_error>
 #include <thread>
 
+#include "support/files.h"
+#include "support/unique_fd.h"
 #include "support/wait.h"
 
 extern char** environ;  // NOLINT: POSIX global
@@ -288,12 +290,14 @@ int open_high_cloexec(const std::string& path, int flags) {
 }
 
 // 'R', 'S', 'T', 'Z'... from /proc/<pid>/stat; '\0' when unreadable (no such process).
-char process_state(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+char state_in_stat(const std::string& stat) {
   const std::size_t paren = stat.rfind(')');  // the command name may contain spaces and parens
   if (paren == std::string::npos || paren + 2 >= stat.size()) return '\0';
   return stat[paren + 2];
+}
+
+char process_state(pid_t pid) {
+  return state_in_stat(read_file("/proc/" + std::to_string(pid) + "/stat"));
 }
 
 // True when no thread of `pid` can run user code before being stopped (or the process is gone:
@@ -302,13 +306,10 @@ bool all_threads_stopped(pid_t pid) {
   std::error_code error;
   const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
   for (const auto& entry : std::filesystem::directory_iterator(task_dir, error)) {
-    std::ifstream in(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::size_t paren = stat.rfind(')');
-    if (paren == std::string::npos || paren + 2 >= stat.size()) continue;  // thread just exited
-    // R or S: may still be on its way to the stop. D (uninterruptible, e.g. a vfork parent whose
-    // child got stopped): it handles the pending SIGSTOP before it can run user code again.
-    const char state = stat[paren + 2];
+    const char state = state_in_stat(read_file((entry.path() / "stat").string()));
+    // '\0': the thread just exited. R or S: may still be on its way to the stop. D
+    // (uninterruptible, e.g. a vfork parent whose child got stopped): it handles the pending
+    // SIGSTOP before it can run user code again.
     if (state == 'R' || state == 'S') return false;
   }
   return true;
@@ -345,24 +346,16 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, SpawnOptions options)
   if (!options_.working_dir.empty()) plan.working_dir = options_.working_dir.c_str();
 
   // Descriptors, closed on every path out of this constructor.
-  struct Fds {
-    int in = -1, out = -1, pipe_read = -1, pipe_write = -1;
-    ~Fds() {
-      for (int fd : {in, out, pipe_read, pipe_write}) {
-        if (fd >= 0) ::close(fd);
-      }
-    }
-  } fds;
-  fds.in = open_high_cloexec("/dev/null", O_RDONLY);
-  fds.out = open_high_cloexec(options_.log_path.empty() ? "/dev/null" : options_.log_path,
-                              O_WRONLY | O_CREAT | O_APPEND);
+  const UniqueFd in(open_high_cloexec("/dev/null", O_RDONLY));
+  const UniqueFd out(open_high_cloexec(options_.log_path.empty() ? "/dev/null" : options_.log_path,
+                                       O_WRONLY | O_CREAT | O_APPEND));
   std::array<int, 2> pipe_fds{};
   if (pipe2(pipe_fds.data(), O_CLOEXEC) != 0) throw std::runtime_error(errno_text("pipe2", errno));
-  fds.pipe_read = pipe_fds[0];
-  fds.pipe_write = pipe_fds[1];
-  plan.stdin_fd = fds.in;
-  plan.output_fd = fds.out;
-  plan.error_pipe = fds.pipe_write;
+  const UniqueFd pipe_read(pipe_fds[0]);
+  UniqueFd pipe_write(pipe_fds[1]);
+  plan.stdin_fd = in.get();
+  plan.output_fd = out.get();
+  plan.error_pipe = pipe_write.get();
   plan.parent_pid = getpid();
 
   pid_ = Spawner::instance().run([&plan]() -> pid_t {
@@ -374,12 +367,11 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, SpawnOptions options)
   });
 
   // EOF on the pipe: exec succeeded (the write end was closed by exec). An int: exec failed.
-  ::close(fds.pipe_write);
-  fds.pipe_write = -1;
+  pipe_write.reset();
   int child_errno = 0;
   ssize_t n;
   do {
-    n = ::read(fds.pipe_read, &child_errno, sizeof child_errno);
+    n = ::read(pipe_read.get(), &child_errno, sizeof child_errno);
   } while (n < 0 && errno == EINTR);
   if (n > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -494,6 +486,8 @@ void ChildProcess::thaw() {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+bool process_stopped(pid_t pid) { return process_state(pid) == 'T'; }
 
 bool pid_alive(pid_t pid) {
   if (pid <= 0) return false;

@@ -100,6 +100,10 @@ class ChildProcess {
 // "gone" for our purposes: it holds no sockets and runs no code).
 bool pid_alive(pid_t pid);
 
+// True when process `pid` is stopped (SIGSTOP): state 'T' in /proc/<pid>/stat. False when it runs,
+// sleeps, or does not exist.
+bool process_stopped(pid_t pid);
+
 // The last `max_bytes` bytes of the file at `path` (the whole file when smaller); empty string when
 // it cannot be read. Used to put a server's log into an error message.
 std::string tail_file(const std::string& path, std::size_t max_bytes = 4000);

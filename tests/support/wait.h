@@ -1,4 +1,5 @@
-// tests/support/wait.h: polling with a deadline, the only way tests wait for something to happen.
+// tests/support/wait.h: polling with a deadline, the only way tests wait for something to happen,
+// and the arithmetic of deadlines for the calls (poll(2)) that take a timeout.
 //
 // Tests must never sleep "long enough" and hope: they poll a condition until it holds or a
 // deadline passes, so they are as fast as the system allows and fail with a clear timeout when
@@ -11,6 +12,14 @@
 #include <thread>
 
 namespace zklock::testing {
+
+// Milliseconds from now until `deadline`, rounded up (a wait never ends before the deadline),
+// as poll(2) takes them; 0 once the deadline has passed.
+inline int ms_until(std::chrono::steady_clock::time_point deadline) {
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 1 << 30));
+}
 
 // Evaluates `cond` until it returns true or `timeout` has elapsed, sleeping `poll` between
 // evaluations. `cond` is always evaluated at least once, and the last sleep ends at the deadline

@@ -50,8 +50,10 @@
 #include <thread>
 #include <vector>
 
+#include "support/environment.h"
 #include "support/four_letter_words.h"
 #include "support/process.h"
+#include "support/raw_zk_client.h"
 #include "test_env.h"
 #include "zklock/zklock.h"
 
@@ -84,21 +86,11 @@ constexpr auto kSeedLimit = 60s;
 // ---------------------------------------------------------------------------------------------
 // The seeded server, shared by the suite.
 
-bool required() {
-  auto set = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' && std::string(v) != "0" && std::string(v) != "false";
-  };
-  const char* req = std::getenv("ZKLOCK_WRAP_REQUIRED");
-  if (req != nullptr && *req != '\0') return set("ZKLOCK_WRAP_REQUIRED");
-  return set("CI");
-}
-
 // Runs SeedCversion on `data_dir` (the server must be stopped). Throws with its output on failure.
 void seed_snapshot(const std::string& data_dir, const std::vector<std::string>& specs) {
   const std::string log = (fs::path(data_dir).parent_path() / "seed.log").string();
-  std::vector<std::string> argv = {ZKLOCK_WRAP_JAVA, "-cp", ZKLOCK_WRAP_CLASSPATH, "SeedCversion",
-                                   data_dir, "0x1000"};
+  std::vector<std::string> argv = {ZKLOCK_WRAP_JAVA, "-cp",    ZKLOCK_WRAP_CLASSPATH,
+                                   "SeedCversion",   data_dir, "0x1000"};
   argv.insert(argv.end(), specs.begin(), specs.end());
   SpawnOptions spawn;
   spawn.log_path = log;
@@ -128,10 +120,10 @@ class WrapTest : public ::testing::Test {
       // its version-2/ by the seeded snapshot and start again on the same port and directory.
       server_->stop();
       fs::remove_all(fs::path(server_->data_dir()) / "version-2");
-      seed_snapshot(server_->data_dir(),
-                    {kProbePath + "=" + std::to_string(kProbeStart),
-                     kFifoPath + "=" + std::to_string(kFifoStart), kTiePath + "=" + std::to_string(kTop),
-                     kMultiPath + "=" + std::to_string(kTop)});
+      seed_snapshot(server_->data_dir(), {kProbePath + "=" + std::to_string(kProbeStart),
+                                          kFifoPath + "=" + std::to_string(kFifoStart),
+                                          kTiePath + "=" + std::to_string(kTop),
+                                          kMultiPath + "=" + std::to_string(kTop)});
       server_->restart();
     } catch (const std::exception& e) {
       setup_error_ = e.what();
@@ -142,7 +134,9 @@ class WrapTest : public ::testing::Test {
 
   void SetUp() override {
     if (const std::string missing = ZKLOCK_WRAP_MISSING; !missing.empty()) {
-      if (required()) FAIL() << missing << " (required: CI or ZKLOCK_WRAP_REQUIRED is set)";
+      if (prerequisites_required("ZKLOCK_WRAP_REQUIRED")) {
+        FAIL() << missing << " (required: CI or ZKLOCK_WRAP_REQUIRED is set)";
+      }
       GTEST_SKIP() << missing;
     }
     ASSERT_TRUE(server_) << "seeded server: " << setup_error_;
@@ -186,28 +180,14 @@ void expect_nothing_left(Session& s, int port, const std::string& path) {
       << "a watch was left behind: " << four_letter_word(port, "wchp");
 }
 
-void ignore_events(zhandle_t*, int, int, const char*, void*) {}
-void ignore_log(const char*) {}
-
-// A raw ZooKeeper C client session (not zklock), silent, for nodes zklock cannot make.
-class RawClient {
- public:
-  explicit RawClient(const std::string& connect) {
-    handle_ = zookeeper_init2(connect.c_str(), ignore_events, 10000, nullptr, nullptr, 0, ignore_log);
-    if (handle_ == nullptr) throw std::runtime_error("zookeeper_init2 failed for " + connect);
-    if (!wait_until([this] { return zoo_state(handle_) == ZOO_CONNECTED_STATE; }, 15s)) {
-      zookeeper_close(handle_);
-      throw std::runtime_error("raw client did not connect to " + connect);
-    }
+// A raw ZooKeeper C client session (not zklock), connected, for nodes zklock cannot make.
+std::unique_ptr<RawZkClient> connected_raw_client(const std::string& connect) {
+  auto client = std::make_unique<RawZkClient>(connect);
+  if (!client->wait_connected(15s)) {
+    throw std::runtime_error("raw client did not connect to " + connect);
   }
-  ~RawClient() { zookeeper_close(handle_); }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-  zhandle_t* get() const { return handle_; }
-
- private:
-  zhandle_t* handle_ = nullptr;
-};
+  return client;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The seed, and the server's numbering at the top (pinned: the other tests' scenarios rest on it).
@@ -385,7 +365,8 @@ TEST_F(WrapTest, ContendersQueuedAcrossTheTopAreServedInCreationOrder) {
     if (!granted) {
       std::string waiting;
       for (const auto& p : parties) {
-        if (!p->acquired) waiting += " " + p->label + (p->failed ? "(failed: " + p->error + ")" : "");
+        if (!p->acquired)
+          waiting += " " + p->label + (p->failed ? "(failed: " + p->error + ")" : "");
       }
       ADD_FAILURE() << "no grant within " << kGrantLimit.count() << " s after " << n
                     << " hand-overs; still waiting:" << waiting
@@ -404,8 +385,8 @@ TEST_F(WrapTest, ContendersQueuedAcrossTheTopAreServedInCreationOrder) {
     p.released = true;
     p.mutex->unlock();
   }
-  std::cout << "[wrap] grant order: " << ::testing::PrintToString(grant_labels)
-            << "  sequences " << ::testing::PrintToString(grant_sequences) << "\n";
+  std::cout << "[wrap] grant order: " << ::testing::PrintToString(grant_labels) << "  sequences "
+            << ::testing::PrintToString(grant_sequences) << "\n";
 
   std::vector<std::string> expected;
   for (int i = 1; i <= kWaiters; ++i) expected.push_back("W" + std::to_string(i));
@@ -413,7 +394,8 @@ TEST_F(WrapTest, ContendersQueuedAcrossTheTopAreServedInCreationOrder) {
   EXPECT_EQ(overlaps.load(), 0) << "two holders at once";
   EXPECT_TRUE(std::is_sorted(tokens.begin(), tokens.end()) &&
               std::adjacent_find(tokens.begin(), tokens.end()) == tokens.end())
-      << "fencing tokens (H first, then in grant order) must grow: " << ::testing::PrintToString(tokens);
+      << "fencing tokens (H first, then in grant order) must grow: "
+      << ::testing::PrintToString(tokens);
   for (const auto& p : parties) EXPECT_FALSE(p->failed) << p->label << ": " << p->error;
 
   cleanup();
@@ -470,7 +452,7 @@ TEST_F(WrapTest, LaterContenderDoesNotJumpAheadOfAWrappedOlderOne) {
   // Another process queues twice in one multi (as two contenders arriving together would): the
   // second create is prepared while the first is in flight and is numbered -2147483648. Names in
   // zklock's (Curator's protected) form, so every recipe counts them as lock contenders.
-  RawClient other(connect());
+  const auto other = connected_raw_client(connect());
   const std::string first_prefix = path + "/_c_00000000-0000-4000-8000-000000000001-lock-";
   const std::string second_prefix = path + "/_c_00000000-0000-4000-8000-000000000002-lock-";
   char first_path[512] = {}, second_path[512] = {};
@@ -480,12 +462,12 @@ TEST_F(WrapTest, LaterContenderDoesNotJumpAheadOfAWrappedOlderOne) {
                      ZOO_EPHEMERAL | ZOO_SEQUENCE, first_path, sizeof first_path);
   zoo_create_op_init(&ops[1], second_prefix.c_str(), "other", 5, &ZOO_OPEN_ACL_UNSAFE,
                      ZOO_EPHEMERAL | ZOO_SEQUENCE, second_path, sizeof second_path);
-  ASSERT_EQ(zoo_multi(other.get(), 2, ops, results), ZOK);
+  ASSERT_EQ(zoo_multi(other->handle(), 2, ops, results), ZOK);
   std::cout << "[wrap] one multi created " << first_path << " and " << second_path << "\n";
   ASSERT_EQ(std::string(first_path), first_prefix + "2147483647");
   ASSERT_EQ(std::string(second_path), second_prefix + "-2147483648");
   // The first leaves: the -2147483648 node is alone, first in line - it holds the lock.
-  ASSERT_EQ(zoo_delete(other.get(), first_path, -1), ZOK);
+  ASSERT_EQ(zoo_delete(other->handle(), first_path, -1), ZOK);
 
   Session s(options_for(connect()));
   Mutex later(s, path);
@@ -542,9 +524,11 @@ TEST_F(WrapTest, LaterContenderDoesNotJumpAheadOfAWrappedOlderOne) {
   }
 
   older_gone = true;
-  ASSERT_EQ(zoo_delete(other.get(), second_path, -1), ZOK);
-  EXPECT_TRUE(wait_until([&] { return acquired.load(); }, kGrantLimit)) << "not granted after the older one left";
-  EXPECT_FALSE(granted_early) << "the waiter was granted the lock while the -2147483648 node held it";
+  ASSERT_EQ(zoo_delete(other->handle(), second_path, -1), ZOK);
+  EXPECT_TRUE(wait_until([&] { return acquired.load(); }, kGrantLimit))
+      << "not granted after the older one left";
+  EXPECT_FALSE(granted_early)
+      << "the waiter was granted the lock while the -2147483648 node held it";
   waiter.cancel();
   waiting.join();
   waiter.unlock();

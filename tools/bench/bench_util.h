@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace zklock_bench {
+namespace zklock::bench {
 
 using Clock = std::chrono::steady_clock;
 
@@ -134,4 +134,4 @@ class FirstError {
   std::string what_;
 };
 
-}  // namespace zklock_bench
+}  // namespace zklock::bench

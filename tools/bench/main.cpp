@@ -41,7 +41,7 @@ bool parse_int(const char* text, int& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  zklock_bench::BenchOptions o;
+  zklock::bench::BenchOptions o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -95,16 +95,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  zklock_bench::JsonLine out;
+  zklock::bench::JsonLine out;
   try {
     if (o.mode == "uncontended") {
-      zklock_bench::run_uncontended(o, out);
+      zklock::bench::run_uncontended(o, out);
     } else if (o.mode == "contended") {
-      zklock_bench::run_contended(o, out);
+      zklock::bench::run_contended(o, out);
     } else if (o.mode == "queue") {
-      zklock_bench::run_queue(o, out);
+      zklock::bench::run_queue(o, out);
     } else if (o.mode == "many") {
-      zklock_bench::run_many(o, out);
+      zklock::bench::run_many(o, out);
     } else {
       std::fprintf(stderr, "zklock-bench: unknown mode '%s'\n%s", o.mode.c_str(), kUsage);
       return 2;

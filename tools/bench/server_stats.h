@@ -1,7 +1,8 @@
 // tools/bench/server_stats.h: the server-side counters zklock-bench reads from ZooKeeper's `mntr`.
 //
 // Each server named in the connect string is asked for `mntr` over its client port (a "four letter
-// word"; the server must whitelist it, e.g. 4lw.commands.whitelist=*). The figures are summed over
+// word", through the test support library's client, tests/support/four_letter_words.h; the server
+// must whitelist it, e.g. 4lw.commands.whitelist=*). The figures are summed over
 // the servers, so on an ensemble they cover every client connection.
 //
 // Two things to know when taking deltas:
@@ -18,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace zklock_bench {
+namespace zklock::bench {
 
 struct ServerCounters {
   bool ok = false;                       // every server answered mntr with the keys below
@@ -49,9 +50,4 @@ class ServerStats {
   std::vector<std::pair<std::string, int>> servers_;
 };
 
-/// Sends a four-letter word to host:port and returns the whole reply, or nullopt on
-/// failure/timeout.
-std::optional<std::string> four_letter_word(const std::string& host, int port,
-                                            const std::string& word, int timeout_ms);
-
-}  // namespace zklock_bench
+}  // namespace zklock::bench

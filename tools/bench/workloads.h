@@ -6,7 +6,7 @@
 
 #include "bench_util.h"
 
-namespace zklock_bench {
+namespace zklock::bench {
 
 struct BenchOptions {
   std::string connect = "127.0.0.1:2181";
@@ -31,4 +31,4 @@ void run_queue(const BenchOptions& o, JsonLine& out);
 // many: one session acquires `clients` distinct locks and holds them all at once.
 void run_many(const BenchOptions& o, JsonLine& out);
 
-}  // namespace zklock_bench
+}  // namespace zklock::bench

@@ -4,10 +4,14 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <optional>
+#include <string_view>
 #include <system_error>
+#include <utility>
 
+#include "cli_lock.h"
 #include "command.h"
 #include "duration.h"
 #include "exit_codes.h"
@@ -51,23 +55,24 @@ constexpr const char* kExecExamples =
     "  zklock exec --timeout 30s --description \"deploy by $USER\" /locks/deploy -- make deploy\n"
     "  zklock exec --connect zk1:2181,zk2:2181,zk3:2181 /locks/report -- sh -c './report > out'\n";
 
-std::optional<OnLost> parse_on_lost(const std::string& text) {
-  if (text == "term") return OnLost::kTerm;
-  if (text == "kill") return OnLost::kKill;
-  if (text == "ignore") return OnLost::kIgnore;
+// --on-lost's values, each way.
+constexpr std::array<std::pair<OnLost, std::string_view>, 3> kOnLostNames = {{
+    {OnLost::kTerm, "term"},
+    {OnLost::kKill, "kill"},
+    {OnLost::kIgnore, "ignore"},
+}};
+
+std::optional<OnLost> parse_on_lost(std::string_view text) {
+  for (const auto& [policy, name] : kOnLostNames) {
+    if (name == text) return policy;
+  }
   return std::nullopt;
 }
 
 std::string as_text(OnLost policy) {
-  switch (policy) {
-    case OnLost::kTerm:
-      return "term";
-    case OnLost::kKill:
-      return "kill";
-    case OnLost::kIgnore:
-      return "ignore";
-  }
-  return "?";
+  const auto* entry = std::find_if(kOnLostNames.begin(), kOnLostNames.end(),
+                                   [policy](const auto& named) { return named.first == policy; });
+  return std::string(entry != kOnLostNames.end() ? entry->second : "?");
 }
 
 // Runs the command under the held lock until it ends; stops it if the lock is lost.
@@ -194,14 +199,12 @@ std::vector<std::pair<std::string, std::string>> lock_environment(const Acquisit
 
 CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
                            LockOptions& lock) {
-  auto* command = app.add_subcommand(
-      "exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends");
-  command->add_option("LOCK_PATH", exec.path, "ZooKeeper path of the lock, e.g. /locks/backup")
-      ->required();
+  auto* command = add_lock_path_command(
+      app, {"exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends",
+            kExecFooter, kExecExamples, &exec.path, &common, &lock});
   command->add_option("COMMAND", exec.command_before_separator,
                       "after --: the program to run and its arguments (no shell; use "
                       "sh -c '...' for one)");
-  add_lock_options(*command, lock);
   command
       ->add_option_function<std::string>(
           "--on-lost", [&exec](const std::string& text) { exec.on_lost = *parse_on_lost(text); },
@@ -225,8 +228,6 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& comm
                  "(interactive programs); signals then go to COMMAND alone, not to the "
                  "processes it starts")
       ->group("Command");
-  add_common_options(*command, common);
-  command->footer(std::string(kExecFooter) + kExitCodeHelp + kExecExamples);
   return command;
 }
 
@@ -236,47 +237,26 @@ int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOpt
   // Found before queueing: a typo should not wait an hour for the lock to be reported.
   const Command command(exec.command);
 
-  Wakeup state_changed;  // before the Session: its event thread may still notify until closed
-  const auto session = open_session(common, console);
-  std::optional<Mutex> mutex;
-  mutex.emplace(*session, exec.path, cli_mutex_options(exec.path, lock, console, state_changed));
-
-  const WaitOutcome waited = wait_for_lock(*mutex, lock.timeout, signals);
-  if (waited.result != WaitOutcome::Result::kAcquired) {
-    mutex.reset();
-    session->close();
-    return not_acquired(waited, exec.path, lock, console);
-  }
-  const Acquisition acquisition = *mutex->acquisition();
+  CliLock held(exec.path, common, lock, console);
+  if (const auto not_acquired_code = held.acquire(signals)) return *not_acquired_code;
+  const Acquisition acquisition = *held.mutex().acquisition();
   console.note("acquired " + exec.path + " (node " + acquisition.node_path + ", fencing token " +
                acquisition.token().to_string() + ")");
-
-  if (mutex->state() == LockState::kLost) {
+  if (held.mutex().state() == LockState::kLost) {
     console.error("lock on " + exec.path + " lost before the command could start");
-    mutex.reset();
-    session->close();
     return exit_code::kLockLost;
   }
 
-  int code = exit_code::kSoftware;
-  try {
-    Command::StartOptions start;
-    start.environment = lock_environment(acquisition);
-    start.own_process_group = !exec.foreground;
-    start.inherited_descriptors = inherited_descriptors;
-    RunningCommand child = command.start(start, signals);
-    console.note("running " + command.display() + " (pid " + std::to_string(child.pid()) + ")");
-    Supervisor supervisor(exec, child, *mutex, *session, console, signals, state_changed);
-    code = supervisor.run();
-  } catch (...) {
-    mutex.reset();  // releases the lock
-    session->close();
-    throw;
-  }
-  // Release, then close the session: closing deletes our ephemeral node at once even if the
-  // delete is still being retried, so the lock is surely free when zklock exits.
-  mutex.reset();
-  session->close();
+  Command::StartOptions start;
+  start.environment = lock_environment(acquisition);
+  start.own_process_group = !exec.foreground;
+  start.inherited_descriptors = inherited_descriptors;
+  RunningCommand child = command.start(start, signals);
+  console.note("running " + command.display() + " (pid " + std::to_string(child.pid()) + ")");
+  Supervisor supervisor(exec, child, held.mutex(), held.session(), console, signals,
+                        held.state_changed());
+  const int code = supervisor.run();
+  held.release();
   console.note("released " + exec.path);
   return code;
 }

@@ -8,10 +8,10 @@
 #include <optional>
 #include <system_error>
 
+#include "cli_lock.h"
 #include "exit_codes.h"
 #include "lock_state_watch.h"
 #include "lock_wait.h"
-#include "wakeup.h"
 #include "zklock/mutex.h"
 
 namespace zklock::cli {
@@ -52,34 +52,21 @@ void print_acquisition(const Acquisition& acquisition, bool json) {
 
 CLI::App* add_hold_command(CLI::App& app, HoldOptions& hold, CommonOptions& common,
                            LockOptions& lock) {
-  auto* command = app.add_subcommand(
-      "hold", "Take the lock, print its fencing token, hold it until SIGINT/SIGTERM");
-  command->add_option("LOCK_PATH", hold.path, "ZooKeeper path of the lock, e.g. /locks/backup")
-      ->required();
+  auto* command = add_lock_path_command(
+      app, {"hold", "Take the lock, print its fencing token, hold it until SIGINT/SIGTERM",
+            kHoldFooter, kHoldExamples, &hold.path, &common, &lock});
   command->add_flag("--json", hold.json, "print the acquisition as a JSON object")->group("Output");
-  add_lock_options(*command, lock);
-  add_common_options(*command, common);
-  command->footer(std::string(kHoldFooter) + kExitCodeHelp + kHoldExamples);
   return command;
 }
 
 int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOptions& lock,
              const Console& console, SignalReader& signals) {
-  Wakeup state_changed;  // before the Session: its event thread may still notify until closed
-  const auto session = open_session(common, console);
-  std::optional<Mutex> mutex;
-  mutex.emplace(*session, hold.path, cli_mutex_options(hold.path, lock, console, state_changed));
-
-  const WaitOutcome waited = wait_for_lock(*mutex, lock.timeout, signals);
-  if (waited.result != WaitOutcome::Result::kAcquired) {
-    mutex.reset();
-    session->close();
-    return not_acquired(waited, hold.path, lock, console);
-  }
-  print_acquisition(*mutex->acquisition(), hold.json);
+  CliLock held(hold.path, common, lock, console);
+  if (const auto not_acquired_code = held.acquire(signals)) return *not_acquired_code;
+  print_acquisition(*held.mutex().acquisition(), hold.json);
   console.note("holding " + hold.path + " until SIGINT or SIGTERM");
 
-  LockStateWatch watch(*mutex, *session, console);
+  LockStateWatch watch(held.mutex(), held.session(), console);
   int code = exit_code::kOk;
   for (;;) {
     if (watch.check() == LockState::kLost) {
@@ -89,11 +76,11 @@ int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOpt
       code = exit_code::kLockLost;
       break;
     }
-    pollfd fds[] = {{signals.fd(), POLLIN, 0}, {state_changed.fd(), POLLIN, 0}};
+    pollfd fds[] = {{signals.fd(), POLLIN, 0}, {held.state_changed().fd(), POLLIN, 0}};
     if (::poll(fds, 2, watch.poll_timeout_ms()) < 0 && errno != EINTR) {
       throw std::system_error(errno, std::generic_category(), "poll");
     }
-    state_changed.drain();
+    held.state_changed().drain();
     bool stop = false;
     for (const auto& info : signals.read_pending()) {
       if (SignalReader::is_termination(static_cast<int>(info.ssi_signo))) {
@@ -103,9 +90,7 @@ int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOpt
     }
     if (stop) break;
   }
-  // Release, then close the session: the node is surely gone when zklock exits.
-  mutex.reset();
-  session->close();
+  held.release();
   if (code == exit_code::kOk) console.note("released " + hold.path);
   return code;
 }

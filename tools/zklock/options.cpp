@@ -38,12 +38,22 @@ CLI::Option* add_duration_option(CLI::App& command, const std::string& name,
   return option;
 }
 
+CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& spec) {
+  auto* command = app.add_subcommand(spec.name, spec.description);
+  command->add_option("LOCK_PATH", *spec.path, "ZooKeeper path of the lock, e.g. /locks/backup")
+      ->required();
+  if (spec.lock != nullptr) add_lock_options(*command, *spec.lock);
+  add_common_options(*command, *spec.common);
+  command->footer(spec.details + kExitCodeHelp + spec.examples);
+  return command;
+}
+
 void add_common_options(CLI::App& command, CommonOptions& options) {
   const std::string group = "Connection";
   command
       .add_option("--connect", options.connect,
-                  "ZooKeeper servers, host:port[,host:port...][/chroot]")
-      ->envname(kConnectEnv)
+                  "ZooKeeper servers, host:port[,host:port...][/chroot]; without it, "
+                  "$ZKLOCK_CONNECT, else the default")
       ->type_name("HOSTS")
       ->default_str(kDefaultConnect)
       ->group(group);

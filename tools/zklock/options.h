@@ -17,6 +17,7 @@ inline constexpr const char* kDefaultConnect = "127.0.0.1:2181";
 inline constexpr const char* kConnectEnv = "ZKLOCK_CONNECT";
 
 struct CommonOptions {
+  /// After parse_command_line (command_line.h): --connect, else $ZKLOCK_CONNECT, else the default.
   std::string connect = kDefaultConnect;
   std::chrono::milliseconds session_timeout{10'000};
   std::chrono::milliseconds connect_timeout{15'000};
@@ -33,6 +34,22 @@ struct LockOptions {
   std::optional<std::chrono::milliseconds> timeout;  // none: wait as long as it takes
   std::string description;
 };
+
+/// What a subcommand taking a LOCK_PATH is told by its caller: its name and texts, and where its
+/// options go (`lock`: the options of commands that take the lock; null for status).
+struct LockPathCommand {
+  std::string name;
+  std::string description;
+  std::string details;   // footer text, before the exit-code table
+  std::string examples;  // footer text, after it
+  std::string* path;
+  CommonOptions* common;
+  LockOptions* lock = nullptr;
+};
+
+/// Adds the subcommand to `app`: its one positional argument LOCK_PATH, the lock options (if any)
+/// and the common ones, and its footer. The caller adds the command's own options.
+CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& command);
 
 /// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
 void add_common_options(CLI::App& command, CommonOptions& options);

@@ -1,7 +1,10 @@
 #include "status_command.h"
 
+#include <algorithm>
+#include <array>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "exit_codes.h"
 #include "zklock/mutex.h"
@@ -34,15 +37,14 @@ constexpr const char* kStatusExamples =
     "  zklock status --json /locks/deploy | jq -r '.contenders[0].host'\n";
 
 const char* naming_name(NodeNaming naming) {
-  switch (naming) {
-    case NodeNaming::kProtected:
-      return "protected";
-    case NodeNaming::kPlain:
-      return "plain";
-    case NodeNaming::kKazoo:
-      return "kazoo";
-  }
-  return "?";
+  static constexpr std::array<std::pair<NodeNaming, const char*>, 3> kNames = {{
+      {NodeNaming::kProtected, "protected"},
+      {NodeNaming::kPlain, "plain"},
+      {NodeNaming::kKazoo, "kazoo"},
+  }};
+  const auto* entry = std::find_if(kNames.begin(), kNames.end(),
+                                   [naming](const auto& named) { return named.first == naming; });
+  return entry != kNames.end() ? entry->second : "?";
 }
 
 // What zklock writes into its nodes: {"lib":"zklock","host":...,"pid":...,"description":...}.
@@ -125,13 +127,11 @@ void print_text(const std::string& path, const std::vector<Contender>& contender
 }  // namespace
 
 CLI::App* add_status_command(CLI::App& app, StatusOptions& status, CommonOptions& common) {
-  auto* command = app.add_subcommand(
-      "status", "Show the lock's queue: the holder first, then the waiters, with who they are");
-  command->add_option("LOCK_PATH", status.path, "ZooKeeper path of the lock, e.g. /locks/backup")
-      ->required();
+  auto* command = add_lock_path_command(
+      app,
+      {"status", "Show the lock's queue: the holder first, then the waiters, with who they are",
+       kStatusFooter, kStatusExamples, &status.path, &common});
   command->add_flag("--json", status.json, "print one JSON document")->group("Output");
-  add_common_options(*command, common);
-  command->footer(std::string(kStatusFooter) + kExitCodeHelp + kStatusExamples);
   return command;
 }
 
