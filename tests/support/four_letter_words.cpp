@@ -71,15 +71,21 @@ std::string_view trim(std::string_view text) {
 
 std::optional<std::string> try_four_letter_word(int port, std::string_view word,
                                                 std::chrono::milliseconds timeout) {
+  return try_four_letter_word("127.0.0.1", port, word, timeout);
+}
+
+std::optional<std::string> try_four_letter_word(const std::string& address, int port,
+                                                std::string_view word,
+                                                std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) return std::nullopt;
   Socket sock;
   sock.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (sock.fd < 0) return std::nullopt;
 
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(sock.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     if (errno != EINPROGRESS) return std::nullopt;
     if (!wait_ready(sock.fd, POLLOUT, deadline)) return std::nullopt;
@@ -124,6 +130,11 @@ std::optional<std::string> try_four_letter_word(int port, std::string_view word,
 
 std::string four_letter_word(int port, std::string_view word, std::chrono::milliseconds timeout) {
   return try_four_letter_word(port, word, timeout).value_or(std::string());
+}
+
+std::string four_letter_word(const std::string& address, int port, std::string_view word,
+                             std::chrono::milliseconds timeout) {
+  return try_four_letter_word(address, port, word, timeout).value_or(std::string());
 }
 
 std::map<std::string, std::string> parse_mntr(std::string_view text) {

@@ -30,6 +30,14 @@ std::optional<std::string> try_four_letter_word(
 std::string four_letter_word(int port, std::string_view word,
                              std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
+// The same for a server listening on `address` (numeric IPv4, e.g. a server in a network
+// namespace, netns.h); std::nullopt / "" also when `address` is not a numeric IPv4 address.
+std::optional<std::string> try_four_letter_word(
+    const std::string& address, int port, std::string_view word,
+    std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+std::string four_letter_word(const std::string& address, int port, std::string_view word,
+                             std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
 // ---- Parsers. All are lenient: lines they do not recognise are skipped, never an error. ----
 
 // `mntr`: one "key<TAB>value" per line -> {key: value}.
