@@ -1,0 +1,212 @@
+// tests/netfaults/contenders.cpp
+#include "contenders.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+namespace zklock::testing::netfaults {
+namespace {
+
+#ifdef ZKLOCK_CLI_BIN
+constexpr const char* kCli = ZKLOCK_CLI_BIN;
+#else
+constexpr const char* kCli = "";
+#endif
+
+std::string ms_text(std::chrono::milliseconds d) { return std::to_string(d.count()); }
+
+std::vector<std::string> argv_for(ContenderKind kind, const ContenderSpec& s,
+                                  const std::string& log) {
+  switch (kind) {
+    case ContenderKind::kLibraryHolder:
+      return {FAULT_HOLDER_BIN,
+              "holder",
+              "--connect",
+              s.connect,
+              "--path",
+              s.path,
+              "--id",
+              s.id,
+              "--log",
+              log,
+              "--store",
+              s.store,
+              "--session-timeout-ms",
+              ms_text(s.session_timeout),
+              "--hold-until-signal",
+              "--rounds",
+              "1",
+              "--write-pause-ms",
+              "50"};
+    case ContenderKind::kExecHolder:
+      return {zklock_cli_path(),
+              "exec",
+              "-v",
+              "--connect",
+              s.connect,
+              "--session-timeout",
+              ms_text(s.session_timeout) + "ms",
+              "--connect-timeout",
+              "20s",
+              s.path,
+              "--",
+              FAULT_HOLDER_BIN,
+              "command",
+              "--log",
+              log,
+              "--id",
+              s.id,
+              "--store",
+              s.store,
+              "--write-pause-ms",
+              "50"};
+    case ContenderKind::kWaiter:
+      return {FAULT_HOLDER_BIN,
+              "holder",
+              "--connect",
+              s.connect,
+              "--path",
+              s.path,
+              "--id",
+              s.id,
+              "--log",
+              log,
+              "--store",
+              s.store,
+              "--session-timeout-ms",
+              ms_text(s.session_timeout),
+              "--rounds",
+              "1",
+              "--writes",
+              "3",
+              "--write-pause-ms",
+              "20"};
+  }
+  throw std::logic_error("unknown contender kind");
+}
+
+// The first event of `kind` (with field `key` == `value` when given) at or after `after_ns`.
+std::int64_t first_at(const faults::HolderLog& log, const std::string& kind,
+                      const std::string& key = {}, const std::string& value = {},
+                      std::int64_t after_ns = 0) {
+  for (const auto& e : log.events) {
+    if (e.kind != kind || e.at_ns < after_ns) continue;
+    if (!key.empty() && e.get(key) != value) continue;
+    return e.at_ns;
+  }
+  return 0;
+}
+
+std::string read_text(const std::string& path) { return tail_file(path, 1 << 20); }
+
+}  // namespace
+
+std::string zklock_cli_path() {
+  const std::string cli = kCli;
+  return !cli.empty() && std::filesystem::exists(cli) ? cli : std::string();
+}
+
+const char* to_string(ContenderKind kind) {
+  switch (kind) {
+    case ContenderKind::kLibraryHolder:
+      return "mutex";
+    case ContenderKind::kExecHolder:
+      return "exec";
+    case ContenderKind::kWaiter:
+      return "waiter";
+  }
+  return "?";
+}
+
+Contender::Contender(ContenderKind kind, const NetNamespace* netns, ContenderSpec spec)
+    : kind_(kind), spec_(std::move(spec)) {
+  if (kind_ == ContenderKind::kExecHolder && zklock_cli_path().empty()) {
+    throw std::runtime_error("the zklock CLI (target zklock-cli) is not built");
+  }
+  std::vector<std::string> argv = argv_for(kind_, spec_, log_path());
+  if (netns != nullptr) argv = netns->command(argv);
+  SpawnOptions options;
+  options.log_path = out_path();
+  process_ = std::make_unique<ChildProcess>(argv, options);
+}
+
+Contender::~Contender() = default;  // ~ChildProcess stops and reaps it
+
+faults::HolderLog Contender::log() const {
+  faults::HolderLog log = faults::read_holder_log(log_path());
+  if (kind_ != ContenderKind::kExecHolder) return log;
+  std::string token;
+  for (auto& e : log.events) {
+    if (e.kind == "started") {
+      e.kind = "acquired";
+      token = e.get("token");
+    } else if (e.kind == "terminated") {
+      e.kind = "lock_state";
+      e.fields = {{"state", "Lost"}, {"token", token}};
+    } else if (e.kind == "finish") {
+      e.kind = "released";
+      e.fields = {{"token", token}, {"reason", "asked"}};
+    }
+  }
+  return log;
+}
+
+std::int64_t Contender::acquired_ns() const { return first_at(log(), "acquired"); }
+
+std::int64_t Contender::told_lost_ns() const {
+  const faults::HolderLog events = log();
+  const std::int64_t callback = first_at(events, "lock_state", "state", "Lost");
+  const std::int64_t gave_up = first_at(events, "gave_up", "reason", "lost");
+  if (callback == 0 || gave_up == 0) return std::max(callback, gave_up);
+  return std::min(callback, gave_up);
+}
+
+std::int64_t Contender::released_ns() const { return first_at(log(), "released"); }
+
+std::int64_t Contender::answered_again_ns(std::int64_t after_ns) const {
+  const faults::HolderLog events = log();
+  const auto acquired = events.of("acquired");
+  if (acquired.empty()) return 0;
+  const std::string generation = acquired.front().get("gen");
+  for (const auto& e : events.events) {
+    if (e.kind == "session" && e.at_ns > after_ns && e.get("state") == "Connected" &&
+        e.get("prev") == "Suspended" && e.get("gen") == generation) {
+      return e.at_ns;
+    }
+  }
+  return 0;
+}
+
+bool Contender::saw_suspended() const {
+  if (kind_ == ContenderKind::kExecHolder) {
+    return read_text(out_path()).find("connection to ZooKeeper suspended") != std::string::npos;
+  }
+  return first_at(log(), "lock_state", "state", "Suspended") != 0;
+}
+
+bool Contender::exec_says_back() const {
+  return kind_ == ContenderKind::kExecHolder &&
+         read_text(out_path()).find("connection to ZooKeeper back") != std::string::npos;
+}
+
+void Contender::finish() {
+  if (kind_ == ContenderKind::kLibraryHolder) {
+    process_->signal(SIGUSR1);
+  } else if (kind_ == ContenderKind::kExecHolder) {
+    // Not to zklock's process group: SIGUSR1 would end zklock itself. The command's own pid.
+    const auto started = faults::read_holder_log(log_path()).of("started");
+    if (!started.empty()) ::kill(static_cast<pid_t>(started.front().num("pid")), SIGUSR1);
+  }
+}
+
+std::string Contender::evidence() const {
+  return "--- " + spec_.id + " (" + to_string(kind_) + ") output " + out_path() + ":\n" +
+         tail_file(out_path(), 1500) + "\n--- its log " + log_path() + ":\n" +
+         tail_file(log_path(), 2500);
+}
+
+}  // namespace zklock::testing::netfaults
