@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
@@ -165,6 +166,8 @@ std::int64_t Contender::told_lost_ns() const {
   return std::min(callback, gave_up);
 }
 
+std::int64_t Contender::fenced_ns() const { return first_at(log(), "gave_up", "reason", "fenced"); }
+
 std::int64_t Contender::released_ns() const { return first_at(log(), "released"); }
 
 std::int64_t Contender::answered_again_ns(std::int64_t after_ns) const {
@@ -204,9 +207,56 @@ void Contender::finish() {
 }
 
 std::string Contender::evidence() const {
-  return "--- " + spec_.id + " (" + to_string(kind_) + ") output " + out_path() + ":\n" +
-         tail_file(out_path(), 1500) + "\n--- its log " + log_path() + ":\n" +
-         tail_file(log_path(), 2500);
+  // The log without its many write lines (the checker reports on writes).
+  std::string events;
+  int shown = 0;
+  const std::string text = read_text(log_path());
+  std::size_t end = text.size();
+  while (end > 0 && shown < 25) {
+    const std::size_t begin = text.rfind('\n', end - 1);
+    const std::size_t from = begin == std::string::npos ? 0 : begin + 1;
+    const std::string line = text.substr(from, end - from);
+    if (line.find(" write_") == std::string::npos && !line.empty()) {
+      events.insert(0, line + "\n");
+      ++shown;
+    }
+    if (begin == std::string::npos) break;
+    end = begin;
+  }
+  return "--- " + spec_.id + " (" + to_string(kind_) + "): " + out_path() + " ends:\n" +
+         tail_file(out_path(), 1200) + "\n--- its events (" + log_path() + ", writes left out):\n" +
+         events;
+}
+
+PairOutcome judge_pair(Contender& holder, Contender& waiter, const faults::FencedStore& store,
+                       const faults::FaultLog& faults, std::chrono::milliseconds exit_wait) {
+  PairOutcome out;
+  out.holder_status = holder.process().wait_exit(exit_wait);
+  out.waiter_status = waiter.process().wait_exit(exit_wait);
+  out.told_ns = holder.told_lost_ns();
+  out.taken_ns = waiter.acquired_ns();
+  out.fenced_ns = holder.fenced_ns();
+  out.report = faults::check_run(store.records(), {holder.log(), waiter.log()}, faults.records());
+  return out;
+}
+
+std::string summarize(const faults::CheckReport& report, std::size_t shown) {
+  std::string text = std::to_string(report.violations.size()) + " violation(s), " +
+                     std::to_string(report.accepted) + " writes accepted, " +
+                     std::to_string(report.rejected) + " rejected";
+  for (std::size_t i = 0; i < report.violations.size() && i < shown; ++i) {
+    text += "\n    " + report.violations[i].rule + ": " + report.violations[i].detail;
+  }
+  if (report.violations.size() > shown) {
+    text += "\n    ... and " + std::to_string(report.violations.size() - shown) + " more";
+  }
+  return text;
+}
+
+std::string ms(std::int64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", static_cast<double>(ns) / 1e6);
+  return text;
 }
 
 }  // namespace zklock::testing::netfaults

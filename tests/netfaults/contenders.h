@@ -24,6 +24,7 @@
 #include <string>
 
 #include "fault_checker.h"
+#include "fenced_store.h"
 #include "support/netns.h"
 #include "support/process.h"
 
@@ -66,6 +67,9 @@ class Contender {
   // When it was told its lock is lost: the first Lost callback or Lost seen by its state check
   // (exec: the command got SIGTERM); 0 if never.
   std::int64_t told_lost_ns() const;
+  // When it gave up because the fenced store refused its write (someone newer wrote): it was
+  // fenced out without being told; 0 if not.
+  std::int64_t fenced_ns() const;
   // When its hold ended by a release it was asked for (not Lost); 0 if not (yet).
   std::int64_t released_ns() const;
   // kLibraryHolder: the first "session state=Connected prev=Suspended" of the acquisition's
@@ -91,5 +95,28 @@ class Contender {
   const ContenderSpec spec_;
   std::unique_ptr<ChildProcess> process_;
 };
+
+// How a holder and the waiter queued behind it ended, once both are done.
+struct PairOutcome {
+  std::int64_t told_ns = 0;          // the holder was told Lost (0: never)
+  std::int64_t taken_ns = 0;         // the waiter acquired (0: never)
+  std::int64_t fenced_ns = 0;        // the holder gave up, fenced out by the store (0: it was not)
+  std::optional<int> holder_status;  // wait status, once the holder exited
+  std::optional<int> waiter_status;
+  faults::CheckReport report;  // fault_checker over both logs and the store
+  // The holder was told before the waiter acquired (false when the waiter acquired and the holder
+  // was told later or never: two holders).
+  bool told_first() const { return told_ns != 0 && (taken_ns == 0 || told_ns < taken_ns); }
+};
+
+// Waits up to `exit_wait` for each to exit, then judges the pair with fault_checker.
+PairOutcome judge_pair(Contender& holder, Contender& waiter, const faults::FencedStore& store,
+                       const faults::FaultLog& faults, std::chrono::milliseconds exit_wait);
+
+// The checker's verdict for a failure message: its counts and the first `shown` violations.
+std::string summarize(const faults::CheckReport& report, std::size_t shown = 5);
+
+// "12.3" milliseconds from nanoseconds, for messages.
+std::string ms(std::int64_t ns);
 
 }  // namespace zklock::testing::netfaults

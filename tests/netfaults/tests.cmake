@@ -23,3 +23,9 @@ endif()
 
 zklock_add_test(netns_test ${_netfaults}/netns_test.cpp
                 LIBS zklock_netfault_tools TIMEOUT 300 LABELS netfaults)
+
+zklock_add_test(follower_cut_test ${_netfaults}/follower_cut_test.cpp
+                LIBS zklock zklock_netfault_tools TIMEOUT 900 LABELS netfaults)
+
+zklock_add_test(physical_blip_test ${_netfaults}/physical_blip_test.cpp
+                LIBS zklock zklock_netfault_tools TIMEOUT 900 LABELS netfaults)
