@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <stdexcept>
 #include <vector>
 
@@ -18,84 +19,44 @@ constexpr const char* kCli = ZKLOCK_CLI_BIN;
 constexpr const char* kCli = "";
 #endif
 
-std::string ms_text(std::chrono::milliseconds d) { return std::to_string(d.count()); }
+// `fault_holder holder` on the spec's server, lock, store and session timeout, then `extra`.
+std::vector<std::string> fault_holder_argv(const ContenderSpec& s, const std::string& log,
+                                           std::initializer_list<std::string> extra) {
+  std::vector<std::string> argv = {FAULT_HOLDER_BIN, "holder", "--connect", s.connect,
+                                   "--path",         s.path,   "--id",      s.id,
+                                   "--log",          log,      "--store",   s.store};
+  argv.insert(argv.end(), {"--session-timeout-ms", std::to_string(s.session_timeout.count())});
+  argv.insert(argv.end(), extra);
+  return argv;
+}
 
 std::vector<std::string> argv_for(ContenderKind kind, const ContenderSpec& s,
                                   const std::string& log) {
   switch (kind) {
     case ContenderKind::kLibraryHolder:
-      return {FAULT_HOLDER_BIN,
-              "holder",
-              "--connect",
-              s.connect,
-              "--path",
-              s.path,
-              "--id",
-              s.id,
-              "--log",
-              log,
-              "--store",
-              s.store,
-              "--session-timeout-ms",
-              ms_text(s.session_timeout),
-              "--hold-until-signal",
-              "--rounds",
-              "1",
-              "--write-pause-ms",
-              "50"};
-    case ContenderKind::kExecHolder:
-      return {zklock_cli_path(),
-              "exec",
-              "-v",
-              "--connect",
-              s.connect,
-              "--session-timeout",
-              ms_text(s.session_timeout) + "ms",
-              "--connect-timeout",
-              "20s",
-              s.path,
-              "--",
-              FAULT_HOLDER_BIN,
-              "command",
-              "--log",
-              log,
-              "--id",
-              s.id,
-              "--store",
-              s.store,
-              "--write-pause-ms",
-              "50"};
+      return fault_holder_argv(s, log,
+                               {"--hold-until-signal", "--rounds", "1", "--write-pause-ms", "50"});
     case ContenderKind::kWaiter:
-      return {FAULT_HOLDER_BIN,
-              "holder",
-              "--connect",
-              s.connect,
-              "--path",
-              s.path,
-              "--id",
-              s.id,
-              "--log",
-              log,
-              "--store",
-              s.store,
-              "--session-timeout-ms",
-              ms_text(s.session_timeout),
-              "--rounds",
-              "1",
-              "--writes",
-              "3",
-              "--write-pause-ms",
-              "20"};
+      return fault_holder_argv(s, log,
+                               {"--rounds", "1", "--writes", "3", "--write-pause-ms", "20"});
+    case ContenderKind::kExecHolder: {
+      std::vector<std::string> argv = {zklock_cli_path(), "exec", "-v", "--connect", s.connect};
+      argv.insert(argv.end(),
+                  {"--session-timeout", std::to_string(s.session_timeout.count()) + "ms",
+                   "--connect-timeout", "20s", s.path, "--"});
+      argv.insert(argv.end(), {FAULT_HOLDER_BIN, "command", "--log", log, "--id", s.id, "--store",
+                               s.store, "--write-pause-ms", "50"});
+      return argv;
+    }
   }
   throw std::logic_error("unknown contender kind");
 }
 
-// The first event of `kind` (with field `key` == `value` when given) at or after `after_ns`.
+// The time of the first event of `kind` (with field `key` == `value` when given); 0 if none.
 std::int64_t first_at(const faults::HolderLog& log, const std::string& kind,
-                      const std::string& key = {}, const std::string& value = {},
-                      std::int64_t after_ns = 0) {
+                      const std::string& key = {}, const std::string& value = {}) {
   for (const auto& e : log.events) {
-    if (e.kind != kind || e.at_ns < after_ns) continue;
+    if (e.kind != kind) continue;
     if (!key.empty() && e.get(key) != value) continue;
     return e.at_ns;
   }

@@ -117,7 +117,8 @@ std::string describe(const BlipResult& r) {
     text += ", fenced out by the store " + ms(o.fenced_ns - r.cut_ns) + " ms after the cut";
   }
   if (o.taken_ns != 0) {
-    text += ", waiter acquired " + ms(o.taken_ns - r.cut_ns) + " ms after the cut";
+    text += ", waiter acquired " + ms(o.taken_ns - r.cut_ns) + " ms after the cut" +
+            (r.kept ? " (after the release)" : "");
   }
   if (r.answered_ns != 0) {
     text += ", answered again " + ms(r.answered_ns - r.heal_ns) + " ms after the heal";
