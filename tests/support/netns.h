@@ -16,7 +16,8 @@
 //  * Addresses come from 10.213.0.0/16 and nowhere else: each process holds one /22 block (an
 //    flock under /run/zklock-netns for its lifetime, the search starting at pid % 64), each link
 //    one /30 of it (.1 its left end, .2 its right end). Only namespaces and interfaces this code
-//    created are ever touched; routes are only added inside our namespaces.
+//    created are ever touched; routes are only added inside our namespaces. What stays is the
+//    directory /run/zklock-netns with its (unlocked, empty) lock files.
 //
 // Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN), iproute2 (`ip`, `tc`) and a kernel with network
 // namespaces, veth and the blackhole qdisc; netns_unavailable_reason() says what is missing.
