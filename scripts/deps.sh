@@ -10,6 +10,7 @@ ZKLOCK_PACKAGES=(
   libsqlite3-dev                       # the fenced-counter example
   libcurator-recipes-java python3-kazoo  # interop tests: Apache Curator and kazoo on one path
   bc procps                            # scripts
+  iproute2                             # ip and tc: the kernel-fault tests (tests/netfaults)
 )
 
 zklock_install_deps() {

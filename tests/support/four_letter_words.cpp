@@ -125,6 +125,11 @@ std::string four_letter_word(int port, std::string_view word, std::chrono::milli
   return try_four_letter_word(port, word, timeout).value_or(std::string());
 }
 
+std::string four_letter_word(const std::string& host, int port, std::string_view word,
+                             std::chrono::milliseconds timeout) {
+  return try_four_letter_word(host, port, word, timeout).value_or(std::string());
+}
+
 std::map<std::string, std::string> parse_mntr(std::string_view text) {
   std::map<std::string, std::string> values;
   for (std::string_view line : split_lines(text)) {

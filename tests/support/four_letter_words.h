@@ -27,14 +27,19 @@ std::optional<std::string> try_four_letter_word(
     int port, std::string_view word,
     std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
-// The same with the server at `host` (a name or an address; every address it resolves to is
-// tried in turn, within the one timeout). For tools that measure servers elsewhere (zklock-bench).
-std::optional<std::string> try_four_letter_word(const std::string& host, int port,
-                                                std::string_view word,
-                                                std::chrono::milliseconds timeout);
+// The same with the server at `host` (a name or an address: a server elsewhere for zklock-bench,
+// one in a network namespace for tests/netfaults; every address it resolves to is tried in turn,
+// within the one timeout).
+std::optional<std::string> try_four_letter_word(
+    const std::string& host, int port, std::string_view word,
+    std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
 // As try_four_letter_word, but returns an empty string when the server is unreachable or slow.
 std::string four_letter_word(int port, std::string_view word,
+                             std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
+// As try_four_letter_word(host, ...), "" when the server is unreachable or slow.
+std::string four_letter_word(const std::string& host, int port, std::string_view word,
                              std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
 // ---- Parsers. All are lenient: lines they do not recognise are skipped, never an error. ----

@@ -38,8 +38,21 @@ ZkEnsemble::ZkEnsemble(ServerOptions options, std::string root_dir, int n)
 
 std::unique_ptr<ZkEnsemble> ZkEnsemble::start(int n, ServerOptions options) {
   if (n < 1) throw std::invalid_argument("ZkEnsemble::start: n must be >= 1");
+  return start_in_netns(
+      std::vector<NodePlacement>(static_cast<std::size_t>(n),
+                                 NodePlacement{nullptr, "127.0.0.1", "127.0.0.1"}),
+      options);
+}
+
+std::unique_ptr<ZkEnsemble> ZkEnsemble::start_in_netns(std::vector<NodePlacement> placements,
+                                                       ServerOptions options,
+                                                       std::string extra_config) {
+  const int n = static_cast<int>(placements.size());
+  if (n < 1) throw std::invalid_argument("ZkEnsemble::start_in_netns: no placements");
   std::unique_ptr<ZkEnsemble> ensemble(
       new ZkEnsemble(options, make_temp_dir("zklock-ensemble-"), n));
+  for (int i = 0; i < n; ++i) ensemble->node(i).placement = placements[static_cast<std::size_t>(i)];
+  ensemble->extra_config_ = std::move(extra_config);
   for (int attempt = 1;; ++attempt) {
     const std::vector<int> ports = pick_free_ports(3 * n);
     for (int i = 0; i < n; ++i) {
@@ -134,8 +147,8 @@ const ZkEnsemble::Node& ZkEnsemble::node(int i) const {
 void ZkEnsemble::write_configs() {
   std::ostringstream servers;
   for (int i = 0; i < size(); ++i) {
-    servers << "server." << i + 1 << "=127.0.0.1:" << node(i).quorum_port << ":"
-            << node(i).election_port << "\n";
+    servers << "server." << i + 1 << "=" << node(i).placement.quorum_address << ":"
+            << node(i).quorum_port << ":" << node(i).election_port << "\n";
   }
   for (int i = 0; i < size(); ++i) {
     Node& each = node(i);
@@ -145,11 +158,13 @@ void ZkEnsemble::write_configs() {
     fs::create_directories(each.data_dir);
     std::ofstream(each.data_dir + "/myid") << i + 1 << "\n";
     std::ofstream cfg(each.dir + "/zoo.cfg", std::ios::trunc);
-    cfg << zookeeper_config(options_, each.data_dir, each.client_port) << "initLimit=5\n"
+    cfg << zookeeper_config(options_, each.data_dir, each.client_port,
+                            each.placement.client_address)
+        << "initLimit=5\n"
         << "syncLimit=2\n"
         // A 1-node "ensemble" stays a quorum (Mode: leader) rather than turning standalone.
         << "standaloneEnabled=false\n"
-        << servers.str();
+        << servers.str() << extra_config_;
     cfg.close();
     if (!cfg) throw std::runtime_error("cannot write " + each.dir + "/zoo.cfg");
   }
@@ -163,9 +178,10 @@ void ZkEnsemble::spawn(int i) {
   SpawnOptions spawn_options;
   spawn_options.log_path = log_path(i);
   spawn_options.working_dir = each.dir;
-  each.process = std::make_unique<ChildProcess>(
-      zookeeper_command("org.apache.zookeeper.server.quorum.QuorumPeerMain", each.dir + "/zoo.cfg"),
-      spawn_options);
+  std::vector<std::string> command =
+      zookeeper_command("org.apache.zookeeper.server.quorum.QuorumPeerMain", each.dir + "/zoo.cfg");
+  if (each.placement.netns != nullptr) command = each.placement.netns->command(command);
+  each.process = std::make_unique<ChildProcess>(command, spawn_options);
   each.last_pid = each.process->pid();
 }
 
@@ -198,7 +214,11 @@ std::string ZkEnsemble::connect_string() const {
 }
 
 std::string ZkEnsemble::node_connect_string(int i) const {
-  return "127.0.0.1:" + std::to_string(node(i).client_port);
+  return node(i).placement.client_address + ":" + std::to_string(node(i).client_port);
+}
+
+const std::string& ZkEnsemble::client_address(int i) const {
+  return node(i).placement.client_address;
 }
 
 int ZkEnsemble::client_port(int i) const { return node(i).client_port; }
@@ -271,7 +291,7 @@ int ZkEnsemble::kill_leader() {
 
 std::string ZkEnsemble::four_letter(int i, std::string_view word,
                                     std::chrono::milliseconds timeout) const {
-  return four_letter_word(node(i).client_port, word, timeout);
+  return four_letter_word(node(i).placement.client_address, node(i).client_port, word, timeout);
 }
 
 }  // namespace zklock::testing

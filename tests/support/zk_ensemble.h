@@ -6,6 +6,9 @@
 // (ZooKeeper's myid is index + 1). Three nodes serve about 1 s after start; after the leader dies
 // a new one is elected in about 1 s.
 //
+// start_in_netns() puts each node in a network namespace (netns.h) with its own client and
+// quorum addresses, and may override initLimit and syncLimit.
+//
 // Not thread-safe: drive an ensemble from one thread at a time.
 #pragma once
 
@@ -17,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/netns.h"
 #include "support/process.h"
 #include "support/zk_server.h"
 
@@ -31,6 +35,21 @@ class ZkEnsemble {
   // failure.
   static std::unique_ptr<ZkEnsemble> start(int n = 3, ServerOptions options = {});
 
+  // Where one node runs (start_in_netns): in network namespace `netns` (netns.h; it must outlive
+  // the ensemble), serving clients on `client_address` (clientPortAddress) and its peers on
+  // `quorum_address` (server.N=quorum_address:quorum:election), so that client and quorum
+  // traffic can take different links and be cut apart.
+  struct NodePlacement {
+    const NetNamespace* netns = nullptr;
+    std::string client_address;
+    std::string quorum_address;
+  };
+  // As start(), one node per placement. `extra_config` is appended to every node's zoo.cfg after
+  // the defaults; a key given again there wins (e.g. "initLimit=10\nsyncLimit=5\n").
+  static std::unique_ptr<ZkEnsemble> start_in_netns(std::vector<NodePlacement> placements,
+                                                    ServerOptions options = {},
+                                                    std::string extra_config = {});
+
   // Stops every node and removes the temporary directories (kept with ZKLOCK_KEEP_TEST_DIRS or
   // after a failed start).
   ~ZkEnsemble();
@@ -39,8 +58,10 @@ class ZkEnsemble {
 
   // "127.0.0.1:p1,127.0.0.1:p2,...", every node, in index order.
   std::string connect_string() const;
-  // "127.0.0.1:p" of node i only.
+  // "127.0.0.1:p" of node i only ("<client_address>:p" when placed in a namespace).
   std::string node_connect_string(int i) const;
+  // The address node i serves clients on ("127.0.0.1" unless placed in a namespace).
+  const std::string& client_address(int i) const;
   int size() const { return static_cast<int>(nodes_.size()); }
   int client_port(int i) const;
   // PID of node i's current (or last) JVM.
@@ -93,6 +114,7 @@ class ZkEnsemble {
     int election_port = 0;
     std::string dir;
     std::string data_dir;
+    NodePlacement placement{nullptr, "127.0.0.1", "127.0.0.1"};
     std::unique_ptr<ChildProcess> process;
     pid_t last_pid = -1;
   };
@@ -112,6 +134,7 @@ class ZkEnsemble {
   const ServerOptions options_;
   const std::string root_dir_;
   std::vector<Node> nodes_;
+  std::string extra_config_;  // start_in_netns: appended to every zoo.cfg
   bool keep_dir_ = false;
 };
 

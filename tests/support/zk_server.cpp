@@ -183,12 +183,12 @@ std::vector<std::string> zookeeper_command(const std::string& main_class,
 }
 
 std::string zookeeper_config(const ServerOptions& options, const std::string& data_dir,
-                             int client_port) {
+                             int client_port, const std::string& client_address) {
   std::ostringstream cfg;
   cfg << "tickTime=" << options.tick_ms << "\n"
       << "dataDir=" << data_dir << "\n"
       << "clientPort=" << client_port << "\n"
-      << "clientPortAddress=127.0.0.1\n"
+      << "clientPortAddress=" << client_address << "\n"
       << "admin.enableServer=false\n"
       << "4lw.commands.whitelist=*\n"
       << "maxClientCnxns=0\n"
@@ -209,7 +209,21 @@ ZkServer::ZkServer(ServerOptions options, std::string root_dir)
       log_path_(root_dir_ + "/server.log") {}
 
 std::unique_ptr<ZkServer> ZkServer::start(ServerOptions options) {
+  return start_in_netns_or_here(nullptr, "127.0.0.1", options);
+}
+
+std::unique_ptr<ZkServer> ZkServer::start_in_netns(const NetNamespace& netns,
+                                                   const std::string& client_address,
+                                                   ServerOptions options) {
+  return start_in_netns_or_here(&netns, client_address, options);
+}
+
+std::unique_ptr<ZkServer> ZkServer::start_in_netns_or_here(const NetNamespace* netns,
+                                                           const std::string& client_address,
+                                                           ServerOptions options) {
   std::unique_ptr<ZkServer> server(new ZkServer(options, make_temp_dir("zklock-zk-")));
+  server->netns_ = netns;
+  server->client_address_ = client_address;
   fs::create_directories(server->data_dir_);
   for (int attempt = 1;; ++attempt) {
     server->port_ = pick_free_port();
@@ -236,7 +250,7 @@ ZkServer::~ZkServer() {
 }
 
 void ZkServer::write_config() const {
-  write_file(config_path_, zookeeper_config(options_, data_dir_, port_));
+  write_file(config_path_, zookeeper_config(options_, data_dir_, port_, client_address_));
 }
 
 bool ZkServer::launch() {
@@ -245,8 +259,10 @@ bool ZkServer::launch() {
   SpawnOptions spawn;
   spawn.log_path = log_path_;
   spawn.working_dir = root_dir_;
-  process_ = std::make_unique<ChildProcess>(
-      zookeeper_command("org.apache.zookeeper.server.ZooKeeperServerMain", config_path_), spawn);
+  std::vector<std::string> command =
+      zookeeper_command("org.apache.zookeeper.server.ZooKeeperServerMain", config_path_);
+  if (netns_ != nullptr) command = netns_->command(command);
+  process_ = std::make_unique<ChildProcess>(command, spawn);
   last_pid_ = process_->pid();
 
   // Ready: answers imok, and it is our JVM answering, not another server that took the port.
@@ -255,10 +271,9 @@ bool ZkServer::launch() {
   wait_until(
       [&] {
         if (!process_->running()) return true;
-        ready =
-            four_letter_word(port_, "ruok", std::chrono::milliseconds(1000)) == "imok" &&
-            four_letter_word(port_, "conf", std::chrono::milliseconds(1000)).find(our_data_dir) !=
-                std::string::npos;
+        ready = four_letter("ruok", std::chrono::milliseconds(1000)) == "imok" &&
+                four_letter("conf", std::chrono::milliseconds(1000)).find(our_data_dir) !=
+                    std::string::npos;
         return ready;
       },
       kStartTimeout, std::chrono::milliseconds(20));
@@ -282,7 +297,9 @@ bool ZkServer::launch() {
                            tail_file(log_path_));
 }
 
-std::string ZkServer::connect_string() const { return "127.0.0.1:" + std::to_string(port_); }
+std::string ZkServer::connect_string() const {
+  return client_address_ + ":" + std::to_string(port_);
+}
 
 pid_t ZkServer::pid() const { return last_pid_; }
 
@@ -314,7 +331,7 @@ void ZkServer::thaw() {
 bool ZkServer::running() { return process_ && process_->running(); }
 
 std::string ZkServer::four_letter(std::string_view word, std::chrono::milliseconds timeout) const {
-  return four_letter_word(port_, word, timeout);
+  return four_letter_word(client_address_, port_, word, timeout);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/netns.h"
 #include "support/process.h"
 
 namespace zklock::testing {
@@ -43,13 +44,22 @@ class ZkServer {
   // server log (or the reason: java missing, jars missing...) on failure.
   static std::unique_ptr<ZkServer> start(ServerOptions options = {});
 
+  // The same, with the server inside network namespace `netns` (netns.h), listening for clients
+  // on `client_address` only (clientPortAddress: an address of `netns`, e.g. a VethLink end), and
+  // every 4lw, connect_string() and restart() going to that address. `netns` must outlive the
+  // server. Throws as start(), and std::runtime_error when the namespace cannot be entered.
+  static std::unique_ptr<ZkServer> start_in_netns(const NetNamespace& netns,
+                                                  const std::string& client_address,
+                                                  ServerOptions options = {});
+
   // Stops the server (gracefully, then SIGKILL) and removes its temporary directory (kept when a
   // start failed, or with ZKLOCK_KEEP_TEST_DIRS).
   ~ZkServer();
   ZkServer(const ZkServer&) = delete;
   ZkServer& operator=(const ZkServer&) = delete;
 
-  // "127.0.0.1:<port>". The port never changes, even across restart().
+  // "127.0.0.1:<port>" (start_in_netns: "<client_address>:<port>"). The port never changes, even
+  // across restart().
   std::string connect_string() const;
   int port() const { return port_; }
 
@@ -88,6 +98,9 @@ class ZkServer {
 
  private:
   ZkServer(ServerOptions options, std::string root_dir);
+  static std::unique_ptr<ZkServer> start_in_netns_or_here(const NetNamespace* netns,
+                                                          const std::string& client_address,
+                                                          ServerOptions options);
   void write_config() const;
   // Spawns the JVM and waits for readiness. Returns false when it exited because its port was in
   // use (the caller may pick another port); throws on any other failure.
@@ -99,6 +112,8 @@ class ZkServer {
   const std::string config_path_;
   const std::string log_path_;
   int port_ = 0;
+  const NetNamespace* netns_ = nullptr;       // start_in_netns: where the JVM runs
+  std::string client_address_ = "127.0.0.1";  // clientPortAddress
   std::unique_ptr<ChildProcess> process_;
   pid_t last_pid_ = -1;
   bool keep_dir_ = false;  // set when a start failed: the directory holds the evidence
@@ -140,10 +155,11 @@ std::vector<std::string> zookeeper_command(const std::string& main_class,
                                            const std::string& config_path);
 
 // The zoo.cfg lines shared by standalone servers and ensemble nodes: tickTime, dataDir,
-// clientPort on 127.0.0.1, no admin server (it would take port 8080), all 4lw whitelisted, no
-// connection limit, forceSync and the session timeout bounds from `options`.
+// clientPort on `client_address` (127.0.0.1 unless in a namespace), no admin server (it would
+// take port 8080), all 4lw whitelisted, no connection limit, forceSync and the session timeout
+// bounds from `options`.
 std::string zookeeper_config(const ServerOptions& options, const std::string& data_dir,
-                             int client_port);
+                             int client_port, const std::string& client_address = "127.0.0.1");
 
 // True when the ZKLOCK_KEEP_TEST_DIRS environment variable asks to keep temporary directories.
 bool keep_test_dirs();

@@ -1,0 +1,31 @@
+# Faults made by the kernel (tests/netfaults, docs/reliability.md "Faults made by the kernel"):
+# servers and lock contenders in network namespaces, links cut silently with tc's blackhole qdisc.
+# Needs root and iproute2; without them the tests skip with the reason - or fail, when
+# ZKLOCK_REQUIRE_NETNS=1 (CI). ZKLOCK_SOAK=1 runs more trials (run the binaries directly then).
+# Included by tests/CMakeLists.txt.
+
+set(_netfaults ${CMAKE_CURRENT_LIST_DIR})
+
+# The contenders (fault_holder, `zklock exec`) and the namespaced ensemble, shared by the suites.
+add_library(zklock_netfault_tools STATIC ${_netfaults}/contenders.cpp
+                                         ${_netfaults}/netns_ensemble.cpp)
+target_include_directories(zklock_netfault_tools PUBLIC ${_netfaults})
+target_link_libraries(zklock_netfault_tools PUBLIC zklock_fault_tools zklock_test_support)
+target_compile_options(zklock_netfault_tools PRIVATE -Wall -Wextra)
+target_compile_definitions(zklock_netfault_tools
+                           PRIVATE FAULT_HOLDER_BIN="$<TARGET_FILE:fault_holder>")
+add_dependencies(zklock_netfault_tools fault_holder)
+if(TARGET zklock-cli)
+  # `zklock exec` contenders run the real CLI; without the target they cannot start (and say so).
+  target_compile_definitions(zklock_netfault_tools PRIVATE ZKLOCK_CLI_BIN="$<TARGET_FILE:zklock-cli>")
+  add_dependencies(zklock_netfault_tools zklock-cli)
+endif()
+
+zklock_add_test(netns_test ${_netfaults}/netns_test.cpp
+                LIBS zklock_netfault_tools TIMEOUT 300 LABELS netfaults)
+
+zklock_add_test(follower_cut_test ${_netfaults}/follower_cut_test.cpp
+                LIBS zklock zklock_netfault_tools TIMEOUT 900 LABELS netfaults)
+
+zklock_add_test(physical_blip_test ${_netfaults}/physical_blip_test.cpp
+                LIBS zklock zklock_netfault_tools TIMEOUT 900 LABELS netfaults)

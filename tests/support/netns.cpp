@@ -1,0 +1,559 @@
+// tests/support/netns.cpp: see netns.h for what is created and what is guaranteed about removing
+// it.
+#include "support/netns.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bitset>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+#include "support/process.h"
+#include "support/zk_server.h"
+
+namespace zklock::testing {
+namespace {
+
+constexpr auto kToolTimeout = std::chrono::seconds(30);
+constexpr const char* kStateDir = "/run/zklock-netns";
+constexpr int kBlocks = 64;                 // /22 blocks in 10.213.0.0/16
+constexpr int kSlotsPerBlock = 256;         // /30 links in a /22
+constexpr std::size_t kMaxNameLength = 15;  // IFNAMSIZ - 1
+
+std::string errno_text(const std::string& what, int error) {
+  return what + ": " + std::generic_category().message(error);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& w : words) {
+    if (!text.empty()) text += ' ';
+    text += w;
+  }
+  return text;
+}
+
+// The tool's absolute path: PATH first, then the sbin directories a non-login root shell may lack.
+std::optional<std::string> find_tool(const std::string& name) {
+  const char* path_env = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): no setenv()
+  std::string dirs = path_env != nullptr ? path_env : "";
+  dirs += ":/usr/sbin:/sbin:/usr/bin:/bin";
+  std::istringstream list(dirs);
+  for (std::string dir; std::getline(list, dir, ':');) {
+    if (dir.empty()) continue;
+    const std::string candidate = dir + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::string state_dir() {
+  ::mkdir(kStateDir, 0755);  // EEXIST is fine; any other failure shows at the open() that follows
+  return kStateDir;
+}
+
+// An flock'd file, unlocked and closed by the destructor.
+class FileLock {
+ public:
+  FileLock(const std::string& path, bool wait) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error(errno_text("cannot open " + path, errno));
+    int rc;
+    do {
+      rc = ::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+  // Keeps the lock until the process exits.
+  void leak() { fd_ = -1; }
+
+ private:
+  int fd_ = -1;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Names and addresses
+
+std::atomic<int> g_next_object{0};
+
+std::string new_name(char kind, int number) {
+  std::string name = netns_name_prefix() + kind + std::to_string(number);
+  if (name.size() > kMaxNameLength) {
+    throw std::runtime_error("netns: too many objects for 15-character names (" + name + ")");
+  }
+  return name;
+}
+
+// This process's /22 block and the /30 slots of it in use.
+class AddressBlock {
+ public:
+  static AddressBlock& instance() {
+    static AddressBlock block;
+    return block;
+  }
+
+  int take_slot() {
+    std::lock_guard lock(mutex_);
+    for (int i = 0; i < kSlotsPerBlock; ++i) {
+      if (!used_[static_cast<std::size_t>(i)]) {
+        used_[static_cast<std::size_t>(i)] = true;
+        return i;
+      }
+    }
+    throw std::runtime_error("netns: all 256 links of this process's address block are in use");
+  }
+  void give_back(int slot) {
+    std::lock_guard lock(mutex_);
+    used_[static_cast<std::size_t>(slot)] = false;
+  }
+  // End 1 (left) or 2 (right) of `slot`.
+  std::string address(int slot, int end) const {
+    return "10.213." + std::to_string(block_ * 4 + slot / 64) + "." +
+           std::to_string((slot % 64) * 4 + end);
+  }
+
+ private:
+  AddressBlock() {
+    const std::string dir = state_dir();
+    for (int i = 0; i < kBlocks; ++i) {
+      const int candidate = (static_cast<int>(::getpid()) + i) % kBlocks;
+      FileLock lock(dir + "/block-" + std::to_string(candidate) + ".lock", /*wait=*/false);
+      if (lock.held()) {
+        lock.leak();  // held for the life of the process: the kernel drops it when we die
+        block_ = candidate;
+        return;
+      }
+    }
+    throw std::runtime_error(
+        "netns: all 64 address blocks of 10.213.0.0/16 are held by other "
+        "test processes (" +
+        dir + "/block-*.lock)");
+  }
+
+  int block_ = -1;
+  std::mutex mutex_;
+  std::bitset<kSlotsPerBlock> used_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// ip_forward, shared by the test processes of the machine
+
+constexpr const char* kIpForward = "/proc/sys/net/ipv4/ip_forward";
+
+struct ForwardingState {
+  char original = '\0';  // '\0': no state (nobody uses forwarding)
+  std::vector<int> users;
+};
+
+std::string forwarding_state_path() { return state_dir() + "/ip_forward.state"; }
+
+ForwardingState read_forwarding_state() {
+  ForwardingState state;
+  std::istringstream lines(read_file(forwarding_state_path()));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("original=", 0) == 0 && line.size() > 9) state.original = line[9];
+    if (line.rfind("pid=", 0) == 0) state.users.push_back(std::atoi(line.c_str() + 4));
+  }
+  return state;
+}
+
+void write_forwarding_state(const ForwardingState& state) {
+  const std::string path = forwarding_state_path();
+  if (state.users.empty()) {
+    ::unlink(path.c_str());
+    return;
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << "original=" << state.original << "\n";
+  for (int pid : state.users) out << "pid=" << pid << "\n";
+  out.close();
+  if (!out) throw std::runtime_error("netns: cannot write " + path);
+}
+
+void write_ip_forward(char value) {
+  std::ofstream out(kIpForward);
+  out << value << "\n";
+  out.close();
+  if (!out) throw std::runtime_error(std::string("netns: cannot write ") + kIpForward);
+}
+
+// Drops users that are gone (and `remove`, when not 0); restores the original value once nobody
+// is left. Call with the state lock held.
+void drop_forwarding_users(ForwardingState& state, int remove) {
+  std::vector<int> alive;
+  for (int pid : state.users) {
+    if (pid != remove && pid_alive(pid)) alive.push_back(pid);
+  }
+  state.users = alive;
+  if (state.users.empty() && state.original != '\0') {
+    try {
+      write_ip_forward(state.original);
+    } catch (const std::exception&) {
+      // Nothing better to do in a destructor or a sweep; the next sweep tries again.
+      return;
+    }
+  }
+  write_forwarding_state(state);
+}
+
+std::mutex g_forwarding_mutex;
+int g_forwarding_count = 0;  // IpForwarding objects alive in this process
+
+// ---------------------------------------------------------------------------------------------
+// Sweep
+
+// pid in "zkl<pid><kind><n>", or 0 when `name` is not one of ours.
+int owner_pid(const std::string& name) {
+  static const std::regex pattern("^zkl([0-9]{1,7})[a-z][0-9]+$");
+  std::smatch match;
+  if (!std::regex_match(name, match, pattern)) return 0;
+  return std::atoi(match[1].str().c_str());
+}
+
+std::vector<std::string> our_namespaces_and_host_links() {
+  std::vector<std::string> names;
+  std::istringstream netns(run_net_tool({"ip", "netns", "list"}).output);
+  for (std::string line; std::getline(netns, line);) {
+    std::istringstream words(line);
+    std::string name;
+    if (words >> name && owner_pid(name) != 0) names.push_back(name);
+  }
+  // "7: zkl123a4@if6: <BROADCAST,...": the name is the second field, up to '@' or ':'.
+  std::istringstream links(run_net_tool({"ip", "-o", "link", "show"}).output);
+  for (std::string line; std::getline(links, line);) {
+    std::istringstream words(line);
+    std::string index, name;
+    if (!(words >> index >> name)) continue;
+    name = name.substr(0, name.find_first_of("@:"));
+    if (owner_pid(name) != 0) names.push_back(name);
+  }
+  return names;
+}
+
+// Removes leftovers; `including_self`: names with our own pid too (a dead process with the same
+// pid left them: only valid before this process has created anything).
+std::vector<std::string> sweep(bool including_self) {
+  std::vector<std::string> removed;
+  const int self = static_cast<int>(::getpid());
+  for (const std::string& name : our_namespaces_and_host_links()) {
+    const int pid = owner_pid(name);
+    if (pid == self ? !including_self : pid_alive(pid)) continue;
+    // Interfaces first: a namespace is named "zkl<pid>n<k>", links "...a<k>" (host end).
+    const std::string kind(1, name[name.find_first_not_of("0123456789", 3)]);
+    const NetToolResult r = kind == "n" ? run_net_tool({"ip", "netns", "del", name})
+                                        : run_net_tool({"ip", "link", "del", name});
+    if (r.ok()) removed.push_back(name);
+  }
+  FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
+  ForwardingState state = read_forwarding_state();
+  if (!state.users.empty()) drop_forwarding_users(state, including_self ? self : 0);
+  return removed;
+}
+
+void sweep_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { sweep(/*including_self=*/true); });
+}
+
+std::string describe(const NetToolResult& r) {
+  std::string output = r.output;
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+  return describe_wait_status(r.status) + (output.empty() ? "" : ": " + output);
+}
+
+std::vector<std::string> in_netns(const NetNamespace* netns, std::vector<std::string> argv) {
+  if (netns != nullptr) argv.insert(argv.begin() + 1, {"-n", netns->name()});
+  return argv;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+bool NetToolResult::ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+NetToolResult run_net_tool(std::vector<std::string> argv) {
+  if (argv.empty()) throw std::invalid_argument("run_net_tool: empty argv");
+  const auto tool = find_tool(argv[0]);
+  if (!tool) throw std::runtime_error("`" + argv[0] + "` not found (install iproute2)");
+  argv[0] = *tool;
+  std::string output_path = "/tmp/zklock-nettool-XXXXXX";
+  const int fd = ::mkstemp(output_path.data());
+  if (fd < 0) throw std::runtime_error(errno_text("mkstemp " + output_path, errno));
+  ::close(fd);
+  NetToolResult result;
+  try {
+    SpawnOptions options;
+    options.log_path = output_path;
+    ChildProcess child(argv, options);
+    const auto status = child.wait_exit(kToolTimeout);
+    if (!status) {
+      child.kill();
+      throw std::runtime_error("`" + join(argv) + "` did not finish within 30 s");
+    }
+    result.status = *status;
+    result.output = read_file(output_path);
+  } catch (...) {
+    ::unlink(output_path.c_str());
+    throw;
+  }
+  ::unlink(output_path.c_str());
+  return result;
+}
+
+std::string run_net_tool_or_throw(std::vector<std::string> argv) {
+  const NetToolResult r = run_net_tool(argv);
+  if (!r.ok()) throw std::runtime_error("`" + join(argv) + "` failed: " + describe(r));
+  return r.output;
+}
+
+std::string netns_name_prefix() { return "zkl" + std::to_string(::getpid()); }
+
+bool netns_required() {
+  const char* value = std::getenv("ZKLOCK_REQUIRE_NETNS");  // NOLINT(concurrency-mt-unsafe)
+  return value != nullptr && std::string(value) == "1";
+}
+
+std::optional<std::string> netns_unavailable_reason() {
+  const char* pretend = std::getenv("ZKLOCK_NETNS_PRETEND_UNAVAILABLE");  // NOLINT
+  if (pretend != nullptr && *pretend != '\0') return std::string(pretend);
+  static std::once_flag once;
+  static std::optional<std::string> reason;
+  std::call_once(once, [] {
+    if (::geteuid() != 0) {
+      reason = "network namespaces need root (CAP_NET_ADMIN); this process runs as uid " +
+               std::to_string(::geteuid());
+      return;
+    }
+    for (const char* tool : {"ip", "tc"}) {
+      if (!find_tool(tool)) {
+        reason = std::string("`") + tool + "` not found (install iproute2)";
+        return;
+      }
+    }
+    try {
+      // What the tests do, once: a namespace, a veth pair into it, a cut and a heal.
+      NetNamespace probe;
+      VethLink link(nullptr, probe);
+      link.cut();
+      link.heal();
+    } catch (const std::exception& e) {
+      reason = std::string("cannot make network namespaces here: ") + e.what();
+    }
+  });
+  return reason;
+}
+
+std::vector<std::string> sweep_netns_leftovers() {
+  sweep_once();
+  return sweep(/*including_self=*/false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NetNamespace
+
+NetNamespace::NetNamespace() {
+  sweep_once();
+  name_ = new_name('n', g_next_object++);
+  run_net_tool_or_throw({"ip", "netns", "add", name_});
+  try {
+    run_net_tool_or_throw({"ip", "-n", name_, "link", "set", "lo", "up"});
+  } catch (...) {
+    run_net_tool({"ip", "netns", "del", name_});
+    throw;
+  }
+}
+
+NetNamespace::~NetNamespace() {
+  try {
+    run_net_tool({"ip", "netns", "del", name_});
+  } catch (...) {
+  }
+}
+
+std::vector<std::string> NetNamespace::command(const std::vector<std::string>& argv) const {
+  std::vector<std::string> full = {find_tool("ip").value_or("ip"), "netns", "exec", name_};
+  full.insert(full.end(), argv.begin(), argv.end());
+  return full;
+}
+
+void NetNamespace::run_inside(const std::function<void()>& fn) const {
+  std::exception_ptr error;
+  std::thread thread([&] {
+    try {
+      const std::string path = "/run/netns/" + name_;
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) throw std::runtime_error(errno_text("cannot open " + path, errno));
+      // setns(CLONE_NEWNET) moves this thread only; it ends right after fn().
+      const int rc = ::setns(fd, CLONE_NEWNET);
+      const int error_number = errno;
+      ::close(fd);
+      if (rc != 0) throw std::runtime_error(errno_text("setns into " + name_, error_number));
+      fn();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  thread.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// VethLink
+
+VethLink::VethLink(const NetNamespace* left, const NetNamespace& right) {
+  sweep_once();
+  const int number = g_next_object++;
+  left_.netns = left;
+  left_.interface = new_name('a', number);
+  right_.netns = &right;
+  right_.interface = new_name('b', number);
+  slot_ = AddressBlock::instance().take_slot();
+  left_.address = AddressBlock::instance().address(slot_, 1);
+  right_.address = AddressBlock::instance().address(slot_, 2);
+  try {
+    run_net_tool_or_throw(
+        in_netns(left, {"ip", "link", "add", left_.interface, "type", "veth", "peer", "name",
+                        right_.interface, "netns", right.name()}));
+    for (const LinkEnd* end : {&left_, &right_}) {
+      run_net_tool_or_throw(
+          in_netns(end->netns, {"ip", "addr", "add", end->address + "/30", "dev", end->interface}));
+      run_net_tool_or_throw(in_netns(end->netns, {"ip", "link", "set", end->interface, "up"}));
+    }
+  } catch (...) {
+    run_net_tool(in_netns(left, {"ip", "link", "del", left_.interface}));
+    AddressBlock::instance().give_back(slot_);
+    throw;
+  }
+}
+
+VethLink::~VethLink() {
+  try {
+    run_net_tool(in_netns(left_.netns, {"ip", "link", "del", left_.interface}));
+  } catch (...) {
+  }
+  AddressBlock::instance().give_back(slot_);
+}
+
+void VethLink::cut() {
+  for (const LinkEnd* end : {&left_, &right_}) {
+    run_net_tool_or_throw(in_netns(
+        end->netns, {"tc", "qdisc", "replace", "dev", end->interface, "root", "blackhole"}));
+  }
+  cut_ = true;
+}
+
+void VethLink::heal() {
+  for (const LinkEnd* end : {&left_, &right_}) {
+    // Fails only when there is no root qdisc of ours (never cut): nothing to undo.
+    run_net_tool(in_netns(end->netns, {"tc", "qdisc", "del", "dev", end->interface, "root"}));
+  }
+  cut_ = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Route
+
+Route::Route(const NetNamespace& netns, std::string destination, std::vector<std::string> spec)
+    : netns_(netns.name()), destination_(std::move(destination)), spec_(std::move(spec)) {
+  std::vector<std::string> argv = {"ip", "-n", netns_, "route", "add"};
+  argv.insert(argv.end(), spec_.begin(), spec_.end());
+  run_net_tool_or_throw(argv);
+}
+
+std::unique_ptr<Route> Route::via(const NetNamespace& netns, std::string destination,
+                                  std::string gateway) {
+  std::vector<std::string> spec = {destination, "via", std::move(gateway)};
+  return std::unique_ptr<Route>(new Route(netns, std::move(destination), std::move(spec)));
+}
+
+std::unique_ptr<Route> Route::blackhole(const NetNamespace& netns, std::string destination) {
+  std::vector<std::string> spec = {"blackhole", destination};
+  return std::unique_ptr<Route>(new Route(netns, std::move(destination), std::move(spec)));
+}
+
+Route::~Route() {
+  std::vector<std::string> argv = {"ip", "-n", netns_, "route", "del"};
+  argv.insert(argv.end(), spec_.begin(), spec_.end());
+  try {
+    run_net_tool(argv);
+  } catch (...) {
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// IpForwarding
+
+IpForwarding::IpForwarding() {
+  sweep_once();
+  std::lock_guard in_process(g_forwarding_mutex);
+  if (g_forwarding_count++ > 0) return;
+  try {
+    FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
+    ForwardingState state = read_forwarding_state();
+    drop_forwarding_users(state, 0);
+    if (state.users.empty()) state.original = ip_forward_value();
+    if (state.original != '0' && state.original != '1') {
+      throw std::runtime_error(std::string("netns: cannot read ") + kIpForward);
+    }
+    state.users.push_back(static_cast<int>(::getpid()));
+    write_forwarding_state(state);  // first: a crash after the switch is then swept
+    write_ip_forward('1');
+  } catch (...) {
+    --g_forwarding_count;
+    throw;
+  }
+}
+
+IpForwarding::~IpForwarding() {
+  std::lock_guard in_process(g_forwarding_mutex);
+  if (--g_forwarding_count > 0) return;
+  try {
+    FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
+    ForwardingState state = read_forwarding_state();
+    drop_forwarding_users(state, static_cast<int>(::getpid()));
+  } catch (...) {
+  }
+}
+
+char ip_forward_value() {
+  const std::string text = read_file(kIpForward);
+  return text.empty() ? '?' : text[0];
+}
+
+std::vector<int> ip_forward_users() {
+  FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
+  return read_forwarding_state().users;
+}
+
+}  // namespace zklock::testing
