@@ -388,8 +388,9 @@ std::uint64_t ClientConnection::get_data(const std::string& path, WatchFn watch,
     return 0;
   }
   const std::uint64_t watch_id = next_id_++;
-  watches_.emplace(watch_id, Watch{path, std::move(watch)});
-  ++watches_per_path_[path];
+  Watch w{path, std::move(watch), false};
+  ++watches_per_path_[watch_key(w)];
+  watches_.emplace(watch_id, std::move(w));
   ctx->watch_id = watch_id;
   const int rc = zoo_awget(zh_, ctx->path.c_str(), &on_watch, reinterpret_cast<void*>(watch_id),
                            &on_data, ctx);
@@ -403,6 +404,23 @@ void ClientConnection::exists(const std::string& path, Completion done) {
   OpContext* ctx = begin(submission, Operation::kExists, path, done, decision, false);
   if (!ctx) return;
   submitted(submission, ctx, zoo_aexists(zh_, ctx->path.c_str(), 0, &on_stat, ctx));
+}
+
+std::uint64_t ClientConnection::get_children_watched(const std::string& path, WatchFn watch,
+                                                    Completion done) {
+  const FaultDecision decision = consult_hook(Operation::kGetChildren, path);
+  Submission submission(*this);
+  OpContext* ctx = begin(submission, Operation::kGetChildren, path, done, decision, false);
+  if (!ctx) return 0;
+  const std::uint64_t watch_id = next_id_++;
+  Watch w{path, std::move(watch), true};
+  ++watches_per_path_[watch_key(w)];
+  watches_.emplace(watch_id, std::move(w));
+  ctx->watch_id = watch_id;
+  const int rc = zoo_awget_children(zh_, ctx->path.c_str(), &on_watch,
+                                    reinterpret_cast<void*>(watch_id), &on_strings, ctx);
+  submitted(submission, ctx, rc);
+  return rc == ZOK ? watch_id : 0;
 }
 
 void ClientConnection::remove(const std::string& path, int version, Completion done) {
@@ -483,7 +501,7 @@ void ClientConnection::multi(std::vector<MultiOp> ops, const Acl& acl, Completio
 void ClientConnection::forget_watch_locked(std::uint64_t watch_id) {
   auto it = watches_.find(watch_id);
   if (it == watches_.end()) return;
-  auto count = watches_per_path_.find(it->second.path);
+  auto count = watches_per_path_.find(watch_key(it->second));
   if (count != watches_per_path_.end() && --count->second <= 0) watches_per_path_.erase(count);
   watches_.erase(it);
 }
@@ -492,8 +510,10 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
                                     Completion done) {
   const FaultDecision decision = consult_hook(Operation::kRemoveWatches, path);
   Submission submission(*this);
+  bool children = false;
+  if (auto it = watches_.find(watch_id); it != watches_.end()) children = it->second.children;
   forget_watch_locked(watch_id);
-  if (watches_per_path_.count(path) != 0) {
+  if (watches_per_path_.count(watch_key(Watch{path, {}, children})) != 0) {
     submission.fail(std::move(done), Errc::ok);  // another of ours still needs the server's watch
     return;
   }
@@ -507,7 +527,8 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
   // function pointer itself, hence the cast.
   auto* completion = reinterpret_cast<void_completion_t*>(reinterpret_cast<void*>(&on_void));
   submitted(submission, ctx,
-            zoo_aremove_all_watches(zh_, ctx->path.c_str(), ZWATCHTYPE_DATA, 0, completion, ctx));
+            zoo_aremove_all_watches(zh_, ctx->path.c_str(),
+                                    children ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA, 0, completion, ctx));
 }
 
 bool ClientConnection::force_reconnect(bool even_if_connected) {

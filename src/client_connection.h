@@ -146,6 +146,9 @@ class ClientConnection {
   /// missing). Returns: the watch id (0 without a watch) for remove_watch().
   std::uint64_t get_data(const std::string& path, WatchFn watch, Completion done);
   void exists(const std::string& path, Completion done);
+  /// getChildren with a watch on the children of `path` (none is left if `path` is missing).
+  /// Returns: the watch id (0 without a watch) for remove_watch().
+  std::uint64_t get_children_watched(const std::string& path, WatchFn watch, Completion done);
   void remove(const std::string& path, int version, Completion done);
   void set(const std::string& path, const std::string& data, int version, Completion done);
   void multi(std::vector<MultiOp> ops, const Acl& acl, Completion done);
@@ -153,10 +156,10 @@ class ClientConnection {
   /// comes through the leader (Answer::via_leader).
   void sync(const std::string& path, Completion done);
   void add_digest_auth(const std::string& user_password, Completion done);
-  /// Forgets a data watch set by get_data() (its callback will not be called after this returns,
-  /// even if the event is already on its way) and, when no other watch of ours is left on `path`,
-  /// removes the session's data watches on `path` from the server. (Server-side removal is per
-  /// path and session, hence the count.)
+  /// Forgets a watch set by get_data() or get_children_watched() (its callback will not be called
+  /// after this returns, even if the event is already on its way) and, when no other watch of ours
+  /// of that kind is left on `path`, removes the session's watches of that kind on `path` from the
+  /// server. (Server-side removal is per path, kind and session, hence the count.)
   void remove_watch(const std::string& path, std::uint64_t watch_id, Completion done);
 
   /// Makes the C client drop its connection and connect afresh at once (to the next server of the
@@ -202,9 +205,11 @@ class ClientConnection {
   struct Watch {
     std::string path;
     WatchFn fn;
+    bool children = false;  // a child watch (get_children_watched), else a data watch
   };
+  static std::string watch_key(const Watch& w) { return (w.children ? "c:" : "d:") + w.path; }
   std::unordered_map<std::uint64_t, Watch> watches_;
-  std::unordered_map<std::string, int> watches_per_path_;  // our live data watches on each path
+  std::unordered_map<std::string, int> watches_per_path_;  // our live watches, by watch_key()
   std::atomic<std::uint64_t> epoch_{0};
 };
 

@@ -41,6 +41,7 @@ struct MutexCore::Attempt {
   std::string pred_path;
   bool pred_was_first = false;
   std::uint64_t pred_watch = 0;
+  std::string pred_watch_path;  // where pred_watch is: the predecessor, or the lock path itself
   bool pred_gone = false;  // in this step, the predecessor read said NoNode
   bool awaiting_self_read = false;
   std::uint64_t self_watch = 0;        // our data watch on our own node (0: none)

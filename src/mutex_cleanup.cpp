@@ -27,7 +27,7 @@ void MutexCore::cleanup_locked(const AttemptPtr& a) {
     return;
   }
   if (was_watching && a->pred_watch != 0) {
-    c->remove_watch(a->pred_path, a->pred_watch, [](OpResult&&) {});
+    c->remove_watch(a->pred_watch_path, a->pred_watch, [](OpResult&&) {});
   }
   a->pred_watch = 0;
   if (a->node_path.empty()) {

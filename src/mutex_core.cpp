@@ -288,6 +288,30 @@ std::vector<Contender> MutexCore::contenders() const {
       },
       timeout);
   if (all.rc != Errc::ok) throw_error(all.rc, context);
+  // Contenders we may not read (another application's nodes without READ for us): their stat,
+  // which needs no permission, in one more round trip; their data stays unknown (empty).
+  std::vector<std::size_t> unreadable;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (reads->results[i].rc == Errc::no_auth) unreadable.push_back(i);
+  }
+  if (!unreadable.empty()) {
+    auto stats = std::make_shared<Reads>(unreadable.size());
+    const auto looked = session_->call(
+        [&](ClientConnection& c, Completion done) {
+          auto finish = std::make_shared<Completion>(std::move(done));
+          for (std::size_t k = 0; k < unreadable.size(); ++k) {
+            c.exists(path_ + "/" + names[unreadable[k]], [stats, finish, k](OpResult&& r) {
+              stats->results[k] = std::move(r);
+              if (--stats->remaining == 0) (*finish)(OpResult{});
+            });
+          }
+        },
+        timeout);
+    if (looked.rc != Errc::ok) throw_error(looked.rc, context);
+    for (std::size_t k = 0; k < unreadable.size(); ++k) {
+      reads->results[unreadable[k]] = std::move(stats->results[k]);
+    }
+  }
   std::vector<Contender> out;
   for (std::size_t i = 0; i < names.size(); ++i) {
     OpResult& r = reads->results[i];

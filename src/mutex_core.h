@@ -96,6 +96,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void adopt_recovered_locked(const AttemptPtr& a, std::vector<std::string> ours);
   void list_locked(const AttemptPtr& a);
   void watch_locked(const AttemptPtr& a);
+  void watch_unreadable_locked(const AttemptPtr& a);
   void acquired_locked(const AttemptPtr& a);
   void vanished_locked(const AttemptPtr& a);
   void fail_locked(const AttemptPtr& a, Errc code);

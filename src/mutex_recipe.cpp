@@ -163,6 +163,7 @@ void MutexCore::watch_locked(const AttemptPtr& a) {
   auto self = shared_from_this();
   // getData, not exists: on a node already gone it leaves no watch behind, and it sets the watch
   // in the same call as the check (no window where a delete goes unseen).
+  a->pred_watch_path = a->pred_path;
   a->pred_watch = c->get_data(
       a->pred_path, [self, a, step](WatchEventType t) { self->on_pred_event(a, step, t); },
       [self, a, step](OpResult&& r) { self->on_pred_read(a, step, std::move(r)); });
@@ -195,8 +196,49 @@ void MutexCore::on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r) {
     }
     return;
   }
+  if (r.rc == Errc::no_auth) {
+    // A contender we may not read (another application's node, created without READ for us):
+    // watch it with exists, which needs no permission.
+    watch_unreadable_locked(a);
+    return;
+  }
   if (step_failed_locked(a, r.rc, [self, a] { self->watch_locked(a); })) return;
   fail_locked(a, r.rc);
+}
+
+// A predecessor we may not read: ZooKeeper neither answers our getData nor delivers a watch event
+// for it. We watch the lock path's children instead - any change wakes us (a small herd, only
+// while such a contender is ahead of us) - and look again.
+void MutexCore::watch_unreadable_locked(const AttemptPtr& a) {
+  auto c = connection_for_locked(a);
+  if (!c) {
+    a->phase = Attempt::Phase::kAwaitGeneration;
+    return;
+  }
+  const unsigned step = ++a->step;
+  auto self = shared_from_this();
+  a->pred_watch_path = path_;
+  a->pred_watch = c->get_children_watched(
+      path_, [self, a, step](WatchEventType t) { self->on_pred_event(a, step, t); },
+      [self, a, step](OpResult&& r) {
+        std::lock_guard lock(self->mutex_);
+        if (a->step != step || a->phase != Attempt::Phase::kWatching) return;
+        const std::string pred = node_name_of(a->pred_path);
+        if (r.rc == Errc::ok &&
+            std::find(r.children.begin(), r.children.end(), pred) != r.children.end()) {
+          return;  // still ahead of us: watching
+        }
+        if (auto conn = self->connection_for_locked(a); conn && a->pred_watch != 0) {
+          conn->remove_watch(a->pred_watch_path, a->pred_watch, [](OpResult&&) {});
+        }
+        a->pred_watch = 0;
+        if (r.rc == Errc::ok || r.rc == Errc::no_node) {
+          self->list_locked(a);  // gone meanwhile: look again
+          return;
+        }
+        if (self->step_failed_locked(a, r.rc, [self, a] { self->watch_unreadable_locked(a); })) return;
+        self->fail_locked(a, r.rc);
+      });
 }
 
 void MutexCore::on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t epoch, OpResult&& r) {
@@ -329,7 +371,7 @@ void MutexCore::vanished_locked(const AttemptPtr& a) {
     a->probe = 0;
   }
   if (auto c = connection_for_locked(a); c && a->pred_watch != 0) {
-    c->remove_watch(a->pred_path, a->pred_watch, [](OpResult&&) {});
+    c->remove_watch(a->pred_watch_path, a->pred_watch, [](OpResult&&) {});
   }
   a->pred_watch = 0;
   if (session_->state_of(a->generation) == SessionState::kLost) {
