@@ -1,0 +1,7 @@
+# zklock_warnings: the project's warning flags, in one place. The library links it privately (it
+# is never exported: consumers keep their own flags); tools/, examples/ and tests/ give it to every
+# target they define. ZKLOCK_WERROR=ON turns the warnings into errors (CI does).
+add_library(zklock_warnings INTERFACE)
+target_compile_options(zklock_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow
+  $<$<BOOL:${ZKLOCK_WERROR}>:-Werror>)
