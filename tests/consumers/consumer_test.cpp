@@ -9,6 +9,7 @@
 //   Consumer.PkgConfig{Static,Shared}    c++ app.cpp $(pkg-config --cflags --libs zklock)
 //   Consumer.AddSubdirectory             add_subdirectory(<zklock source>)
 //   Consumer.FetchContent                FetchContent_Declare(zklock SOURCE_DIR <zklock source>)
+//   Consumer.TlsDetectedOnlyWhenTheClientHasIt   configure against Debian's C client and a TLS one
 //
 // Everything happens under ZKLOCK_CONSUMER_WORK_DIR (in the build tree); each test starts from an
 // empty directory of its own, so a rerun never sees a previous run's files.
@@ -272,6 +273,59 @@ void subproject_consumer(const std::string& kind) {
 
 TEST(Consumer, AddSubdirectory) { subproject_consumer("add_subdirectory"); }
 TEST(Consumer, FetchContent) { subproject_consumer("fetch_content"); }
+
+// ---------------------------------------------------------------------------------------------
+// TLS detection (docs/security.md). Debian's C client has no zookeeper_init_ssl, so the "yes"
+// branch is proved against a stand-in: the real headers, an OpenSSL type header and a library
+// that exports zookeeper_init_ssl. Configure only; nothing of zklock is compiled.
+
+std::string configure_library(const fs::path& dir, const std::vector<std::string>& defines,
+                              ::testing::AssertionResult* ok) {
+  std::vector<std::string> configure = {ZKLOCK_CONSUMER_CMAKE,
+                                        "-S",
+                                        ZKLOCK_CONSUMER_PROJECT_SOURCE_DIR,
+                                        "-B",
+                                        (dir / "build").string(),
+                                        "-DCMAKE_CXX_COMPILER=" ZKLOCK_CONSUMER_CXX,
+                                        "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+                                        "-DZKLOCK_BUILD_TESTS=OFF",
+                                        "-DZKLOCK_BUILD_EXAMPLES=OFF",
+                                        "-DZKLOCK_BUILD_TOOLS=OFF"};
+  configure.insert(configure.end(), defines.begin(), defines.end());
+  fs::create_directories(dir);
+  *ok = succeeds(configure, dir / "configure.log", kConfigureLimit);
+  return read_file(dir / "configure.log") + read_file(dir / "build/compile_commands.json");
+}
+
+TEST(Consumer, TlsDetectedOnlyWhenTheClientHasIt) {
+  const fs::path dir = fresh_dir("tls-detection");
+  ::testing::AssertionResult ok = ::testing::AssertionSuccess();
+
+  const std::string debian = configure_library(dir / "debian", {}, &ok);
+  ASSERT_TRUE(ok);
+  EXPECT_NE(debian.find("TLS in the client:  no"), std::string::npos) << debian;
+  EXPECT_NE(debian.find("ZKLOCK_HAVE_ZOOKEEPER_SSL=0"), std::string::npos) << debian;
+  EXPECT_EQ(debian.find("HAVE_OPENSSL_H"), std::string::npos) << debian;
+
+  const fs::path fake = dir / "tls-client";
+  fs::create_directories(fake / "include/openssl");
+  fs::copy(ZKLOCK_CONSUMER_ZOOKEEPER_INCLUDE_DIR "/zookeeper", fake / "include/zookeeper");
+  std::ofstream(fake / "include/openssl/ossl_typ.h")
+      << "typedef struct ssl_st SSL;\ntypedef struct ssl_ctx_st SSL_CTX;\n";
+  std::ofstream(fake / "client.cpp") << "extern \"C\" void* zookeeper_init_ssl() { return 0; }\n";
+  ASSERT_TRUE(succeeds({ZKLOCK_CONSUMER_CXX, "-shared", "-fPIC", (fake / "client.cpp").string(),
+                        "-o", (fake / "libzookeeper_mt.so").string()},
+                       fake / "compile.log", kBuildLimit));
+  const std::string tls =
+      configure_library(dir / "tls",
+                        {"-DZooKeeper_INCLUDE_DIR=" + (fake / "include").string(),
+                         "-DZooKeeper_LIBRARY=" + (fake / "libzookeeper_mt.so").string()},
+                        &ok);
+  ASSERT_TRUE(ok);
+  EXPECT_NE(tls.find("TLS in the client:  yes"), std::string::npos) << tls;
+  EXPECT_NE(tls.find("ZKLOCK_HAVE_ZOOKEEPER_SSL=1"), std::string::npos) << tls;
+  EXPECT_NE(tls.find("-DHAVE_OPENSSL_H"), std::string::npos) << tls;
+}
 
 }  // namespace
 }  // namespace zklock::testing

@@ -26,6 +26,7 @@ target_compile_definitions(consumer_test PRIVATE
   ZKLOCK_CONSUMER_LIBDIR="${CMAKE_INSTALL_LIBDIR}"
   ZKLOCK_CONSUMER_CMAKE="${CMAKE_COMMAND}"
   ZKLOCK_CONSUMER_CXX="${CMAKE_CXX_COMPILER}"
+  ZKLOCK_CONSUMER_ZOOKEEPER_INCLUDE_DIR="${ZooKeeper_INCLUDE_DIR}"
   ZKLOCK_CONSUMER_THIS_BUILD_SHARED=$<BOOL:${BUILD_SHARED_LIBS}>)
 # Installing this build needs what it installs built.
 add_dependencies(consumer_test zklock)
@@ -56,3 +57,4 @@ zklock_add_consumer_test(consumer_pkg_config_static Consumer.PkgConfigStatic FIX
 zklock_add_consumer_test(consumer_pkg_config_shared Consumer.PkgConfigShared FIXTURES_REQUIRED ${_shared})
 zklock_add_consumer_test(consumer_add_subdirectory Consumer.AddSubdirectory)
 zklock_add_consumer_test(consumer_fetch_content Consumer.FetchContent)
+zklock_add_consumer_test(consumer_tls_detection Consumer.TlsDetectedOnlyWhenTheClientHasIt)
