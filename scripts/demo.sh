@@ -1,51 +1,146 @@
 #!/usr/bin/env bash
-# The quick start: installs what is missing, builds, starts a throwaway ZooKeeper, runs the bundled
-# examples (several processes taking turns on one lock, each printing its fencing token) and the
-# zklock CLI, then stops the server and cleans up.
+# The quick start: installs what is missing, builds, starts a throwaway ZooKeeper and runs every
+# bundled example and the zklock CLI against it, then stops the server and cleans up:
+#   1. four processes take turns on one lock, each printing its fencing token (basic_lock);
+#   2. the RAII guard with token and validity (guard_token);
+#   3. two processes increment a counter in SQLite and two a counter in a znode, fenced
+#      (fenced_counter, znode_counter): no increment is lost;
+#   4. the CLI: a holder, two waiters and the queue (`zklock hold`, `exec`, `status`);
+#   5. a lost session: the server is frozen (SIGSTOP) past the 6 s session timeout while
+#      stop_on_lost holds a lock - it stops, and says so, before the server could hand the lock
+#      on - and session_monitor prints Suspended, Lost, then a new session once the server thaws.
+# Fails (exit 1) as soon as an example does not do what it shows; CI runs it (scripts/test.sh demo).
+#
+# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-4 (a healthy server throughout) print an error
+# or a ZooKeeper C client log line on stderr; without it the demo only counts them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 zklock_install_deps
 
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$(nproc)" >/dev/null
+cmake -S . -B "$build" >/dev/null
+cmake --build "$build" -j"$(nproc)" --target zklock-cli zklock-example-basic-lock \
+  zklock-example-guard-token zklock-example-fenced-counter zklock-example-znode-counter \
+  zklock-example-stop-on-lost zklock-example-session-monitor >/dev/null
 bin=$(pwd)/$build/bin
 
 work=$(mktemp -d)
 port=$((24000 + RANDOM % 2000))
-trap 'scripts/zk-local.sh stop "$work/zk"; rm -rf "$work"' EXIT
+cleanup() {
+  # Background examples still running (only after a failure) go first, then the server.
+  jobs -p | xargs -r kill 2>/dev/null || true
+  scripts/zk-local.sh stop "$work/zk"
+  rm -rf "$work"
+}
+trap cleanup EXIT
 scripts/zk-local.sh start "$work/zk" "$port"
 export ZKLOCK_CONNECT=127.0.0.1:$port
 echo "== ZooKeeper on $ZKLOCK_CONNECT"
 
-echo "== four processes take turns on /demo/lock (tokens grow with each holder)"
+fail() {
+  echo "demo: FAILED: $*" >&2
+  exit 1
+}
+# wait_for FILE PATTERN SECONDS: until a line of FILE matches PATTERN (grep -E).
+wait_for() {
+  local deadline=$((SECONDS + $3))
+  until grep -qE "$2" "$1" 2>/dev/null; do
+    [ $SECONDS -lt "$deadline" ] || fail "no line matching '$2' in $1 within $3 s"
+    sleep 0.1
+  done
+}
+# expect_exit NAME PID STATUS: waits for the background example PID; it must exit with STATUS.
+expect_exit() {
+  local status=0
+  wait "$2" || status=$?
+  [ "$status" -eq "$3" ] || fail "$1 exited with $status, expected $3"
+}
+
+# Parts 1-4 run against a healthy server: their stderr is also kept, to count error lines.
+exec 3>&2
+exec 2> >(tee "$work/healthy.err" >&3)
+healthy_tee=$!
+
+echo "== 1. four processes take turns on /demo/lock (tokens grow with each holder)"
 pids=()
 for i in 1 2 3 4; do
   "$bin/zklock-example-basic-lock" --path /demo/lock --name "worker-$i" --hold-ms 200 &
   pids+=($!)
 done
-for p in "${pids[@]}"; do wait "$p"; done
+for i in 1 2 3 4; do expect_exit "basic_lock worker-$i" "${pids[$((i - 1))]}" 0; done
 
-echo "== RAII guard with fencing token and validity"
-"$bin/zklock-example-guard-token" --path /demo/guard
+echo "== 2. RAII guard with fencing token and validity"
+"$bin/zklock-example-guard-token" --path /demo/guard || fail "guard_token exited with $?"
 
-if [ -x "$bin/zklock" ]; then
-  echo "== zklock CLI: one holder, two waiters, and the queue"
-  "$bin/zklock" hold --description "demo holder" /demo/cli >"$work/hold.out" &
-  holder=$!
-  for _ in $(seq 50); do [ -s "$work/hold.out" ] && break; sleep 0.1; done
-  "$bin/zklock" exec --description "waiter A" /demo/cli -- sh -c 'echo "A runs with token $ZKLOCK_FENCING_TOKEN"' &
-  a=$!
-  "$bin/zklock" exec --description "waiter B" /demo/cli -- sh -c 'echo "B runs with token $ZKLOCK_FENCING_TOKEN"' &
-  b=$!
-  for _ in $(seq 50); do
-    [ "$("$bin/zklock" status --json /demo/cli | grep -o '"position"' | wc -l)" -ge 3 ] && break
-    sleep 0.1
-  done
-  "$bin/zklock" status /demo/cli
-  kill -TERM "$holder"
-  wait "$holder" || true
-  wait "$a" "$b"
+echo "== 3. fenced counters: two processes, 10 increments each, no increment lost"
+for store in fenced-counter znode-counter; do
+  args=(--connect "$ZKLOCK_CONNECT" --iterations 10 --path "/demo/$store")
+  [ $store = fenced-counter ] && args+=(--db "$work/counter.db")
+  "$bin/zklock-example-$store" "${args[@]}" >"$work/$store-1.out" &
+  first=$!
+  "$bin/zklock-example-$store" "${args[@]}" >"$work/$store-2.out" &
+  second=$!
+  expect_exit "$store (first)" $first 0
+  expect_exit "$store (second)" $second 0
+  grep -h "^wrote" "$work/$store-1.out" "$work/$store-2.out" | sort -k2n | tail -n 1 |
+    sed "s/^/   $store: /"
+  grep -q "^wrote 20 with token" "$work/$store-1.out" "$work/$store-2.out" ||
+    fail "$store: the counter did not reach 20"
+done
+
+echo "== 4. zklock CLI: one holder, two waiters, and the queue"
+"$bin/zklock" hold --description "demo holder" /demo/cli >"$work/hold.out" &
+holder=$!
+wait_for "$work/hold.out" . 30
+"$bin/zklock" exec --description "waiter A" /demo/cli -- sh -c 'echo "A runs with token $ZKLOCK_FENCING_TOKEN"' &
+a=$!
+"$bin/zklock" exec --description "waiter B" /demo/cli -- sh -c 'echo "B runs with token $ZKLOCK_FENCING_TOKEN"' &
+b=$!
+deadline=$((SECONDS + 30))
+until [ "$("$bin/zklock" status --json /demo/cli | grep -o '"position"' | wc -l)" -ge 3 ]; do
+  [ $SECONDS -lt $deadline ] || fail "zklock status did not show the holder and two waiters"
+  sleep 0.1
+done
+"$bin/zklock" status /demo/cli
+kill -TERM "$holder"
+wait "$holder" || true  # stopped by SIGTERM on purpose
+expect_exit "zklock exec (waiter A)" $a 0
+expect_exit "zklock exec (waiter B)" $b 0
+
+exec 2>&3 3>&-
+wait "$healthy_tee" 2>/dev/null || true
+noisy=$(grep -cE 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" || true)
+echo "== parts 1-4 (healthy server): $noisy error or C client lines on stderr"
+if [ "${ZKLOCK_DEMO_REQUIRE_QUIET:-0}" = 1 ] && [ "$noisy" -ne 0 ]; then
+  grep -E 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" | head -n 20 >&2
+  fail "a healthy run must print no error lines"
 fi
+
+echo "== 5. a lost session: the server freezes past the 6 s session timeout"
+# stdbuf -oL: its first line (printf, no flush) must reach the file before it exits.
+stdbuf -oL "$bin/zklock-example-session-monitor" --timeout-ms 6000 --seconds 15 \
+  >"$work/monitor.out" &
+monitor=$!
+"$bin/zklock-example-stop-on-lost" --path /demo/worker --steps 100000 --step-ms 100 \
+  >"$work/worker.out" &
+worker=$!
+wait_for "$work/worker.out" "^working with token" 30
+wait_for "$work/monitor.out" "Connected session" 30
+server=$(cat "$work/zk/pid")
+kill -STOP "$server"
+echo "   server frozen (SIGSTOP) at $(date +%T)"
+frozen_at=$SECONDS
+expect_exit "stop_on_lost" $worker 76
+echo "   stop_on_lost stopped after $((SECONDS - frozen_at)) s: $(tail -n 1 "$work/worker.out")"
+# The monitor's own session may have been answered a little later than the worker's: keep the
+# server frozen until it too has declared Lost.
+wait_for "$work/monitor.out" "Suspended -> Lost" 30
+kill -CONT "$server"
+echo "   server thawed (SIGCONT)"
+wait_for "$work/monitor.out" "Lost -> Connecting" 30
+wait_for "$work/monitor.out" "Connecting -> Connected" 30
+expect_exit "session_monitor" $monitor 0
+sed 's/^/   session_monitor: /' "$work/monitor.out"
+grep -q -- "-> Suspended" "$work/monitor.out" || fail "session_monitor did not report Suspended"
 echo "== done"

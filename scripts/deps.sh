@@ -1,21 +1,30 @@
-# Sourced by the other scripts: installs the Debian packages zklock needs, if any is missing.
+# Sourced by the other scripts: installs the Debian 12 packages zklock uses, if any is missing.
 # Needs root (or sudo) only when something is missing.
+#   zklock_install_deps          what building and running the tests, examples and tools need
+#   zklock_install_deps gates    that, and what CI's gates need (scripts/test.sh ci)
 ZKLOCK_PACKAGES=(
   cmake g++ make                       # build
   libzookeeper-mt-dev zookeeper        # the C client; the server the tests and demo start
   default-jdk-headless                 # Java 17 runs the server; javac builds the Curator contender
-  libgtest-dev libgmock-dev            # tests
-  libbenchmark-dev                     # micro-benchmarks
+                                       # and the wrap suite's snapshot seeder
+  libgtest-dev                         # tests
   libcli11-dev nlohmann-json3-dev      # the zklock CLI
   libsqlite3-dev                       # the fenced-counter example
   libcurator-recipes-java python3-kazoo  # interop tests: Apache Curator and kazoo on one path
-  bc procps                            # scripts
-  iproute2                             # ip and tc: the kernel-fault tests (tests/netfaults)
+  pkg-config                           # tests/consumers: a consumer linked with pkg-config
+  iproute2                             # tests/netfaults: network namespaces, veth links, tc
+)
+ZKLOCK_GATE_PACKAGES=(
+  clang-format clang-tidy              # scripts/format.sh --check, scripts/tidy.sh
+  clang libclang-rt-14-dev             # tests/fuzz: clang 14 and its libFuzzer and sanitizer runtimes
+  doxygen                              # the API reference (target docs)
 )
 
 zklock_install_deps() {
+  local wanted=("${ZKLOCK_PACKAGES[@]}")
+  [ "${1:-}" = "gates" ] && wanted+=("${ZKLOCK_GATE_PACKAGES[@]}")
   local missing=()
-  for p in "${ZKLOCK_PACKAGES[@]}"; do
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -36,15 +36,14 @@ class RefuseFirst : public FaultHook {
 // (Fails on acef218 by hanging.)
 TEST(SessionRobustnessTest, ARequestRefusedOnTheSpotDoesNotHangTheSession) {
   auto server = shared_server();
-  const bool connected = run_with_deadline([&] {
-    SessionOptions o = options_for(server.connect);
-    auto s_owner = open_session(o, std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state));
-    Session& s = *s_owner;
-    const bool connected = s.state() == SessionState::kConnected;
-    s.close();
+  const bool opened_connected = run_with_deadline([&] {
+    auto session = open_session(options_for(server.connect),
+                                std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state));
+    const bool connected = session->state() == SessionState::kConnected;
+    session->close();
     return connected;
   }, 30s, "Session with a refused heartbeat");
-  EXPECT_TRUE(connected);
+  EXPECT_TRUE(opened_connected);
 }
 
 // Issue 12, item 16 (and issue 11): options sized for the requested timeout must be fitted to the

@@ -14,11 +14,9 @@ add_library(zklock_fault_tools STATIC ${_faults}/fenced_store.cpp ${_faults}/fau
             ${_faults}/fault_checker.cpp)
 target_include_directories(zklock_fault_tools PUBLIC ${_faults})
 target_link_libraries(zklock_fault_tools PUBLIC zklock_test_support)
-target_compile_options(zklock_fault_tools PRIVATE -Wall -Wextra)
 
 add_executable(fault_holder ${_faults}/fault_holder.cpp)
 target_link_libraries(fault_holder PRIVATE zklock zklock_fault_tools Threads::Threads)
-target_compile_options(fault_holder PRIVATE -Wall -Wextra)
 
 zklock_add_unit_test(fault_checker_test ${_faults}/fault_checker_test.cpp LIBS zklock_fault_tools)
 zklock_add_test(fault_suite_test ${_faults}/fault_suite_test.cpp ${_faults}/trial.cpp

@@ -11,7 +11,6 @@ add_library(zklock_netfault_tools STATIC ${_netfaults}/contenders.cpp
                                          ${_netfaults}/netns_ensemble.cpp)
 target_include_directories(zklock_netfault_tools PUBLIC ${_netfaults})
 target_link_libraries(zklock_netfault_tools PUBLIC zklock_fault_tools zklock_test_support)
-target_compile_options(zklock_netfault_tools PRIVATE -Wall -Wextra)
 target_compile_definitions(zklock_netfault_tools
                            PRIVATE FAULT_HOLDER_BIN="$<TARGET_FILE:fault_holder>")
 add_dependencies(zklock_netfault_tools fault_holder)
