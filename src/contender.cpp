@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstdint>
 
 namespace zklock {
@@ -13,14 +14,19 @@ constexpr std::string_view kKazooMarker = "__lock__";
 constexpr std::string_view kProtectedPrefix = "_c_";
 constexpr std::int32_t kUnreliableAbove = 1 << 30;
 
-// ZooKeeper appends printf("%010d", cversion): 10 characters, or 11 for the most negative values.
+// ZooKeeper appends printf("%010d", cversion): 10 characters, or 11 for values below -999999999.
+// Only what that printf can produce is a sequence: "-0969260123" or "-000000000" are not (a name
+// chosen by someone else, not a contender).
 std::optional<std::int32_t> parse_sequence(std::string_view digits) noexcept {
   if (digits.size() != 10 && !(digits.size() == 11 && digits.front() == '-')) return std::nullopt;
+  if (digits.front() == '+') return std::nullopt;
   std::int64_t value = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  if (digits.front() == '+') return std::nullopt;
   if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
+  char canonical[16];
+  std::snprintf(canonical, sizeof canonical, "%010d", static_cast<int>(value));
+  if (digits != canonical) return std::nullopt;
   return static_cast<std::int32_t>(value);
 }
 

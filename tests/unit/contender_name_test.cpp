@@ -65,6 +65,18 @@ TEST(ContenderNameTest, RefusesNamesThatAreNotContenders) {
   EXPECT_EQ(parsed(std::string("x-lock-000000\0001", 17)), "not a contender");
 }
 
+// Only what printf("%010d") writes is a sequence number (found by the fuzz target): a name whose
+// suffix merely parses as a number was chosen by someone else, and must not queue.
+TEST(ContenderNameTest, RefusesSuffixesZooKeeperNeverWrites) {
+  EXPECT_FALSE(parse_contender_name("_c_b-lock--0969260123"));  // would be "-969260123"
+  EXPECT_FALSE(parse_contender_name("x-lock--000000000"));      // zero is "0000000000"
+  EXPECT_FALSE(parse_contender_name("x-lock--0000000001"));     // would be "-000000001"
+  EXPECT_FALSE(parse_contender_name("k__lock__-000000000"));
+  EXPECT_EQ(parse_contender_name("x-lock--969260123")->sequence, -969260123);
+  EXPECT_EQ(parse_contender_name("x-lock--000000001")->sequence, -1);
+  EXPECT_EQ(parse_contender_name("k__lock__-000000001")->sequence, -1);
+}
+
 TEST(ContenderNameTest, QueueOrderIsBySignedSequenceNeverByText) {
   // As text "-000000001" < "0000000002" < "0000000010" would hold too, so include one that text
   // order gets wrong: "c-lock-0000000003" sorts after "b-lock-0000000010" by name.
