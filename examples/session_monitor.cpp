@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   try {
     zklock::SessionOptions options;
     options.connect = args::connect(argc, argv);
-    options.session_timeout = std::chrono::milliseconds(std::stoi(args::arg(argc, argv, "--timeout-ms", "6000")));
+    options.session_timeout =
+        std::chrono::milliseconds(std::stoi(args::arg(argc, argv, "--timeout-ms", "6000")));
     zklock::Session session(options);
     const auto start = std::chrono::steady_clock::now();
     auto since = [&] {
@@ -33,7 +34,8 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(e.session_id));
       std::fflush(stdout);
     });
-    std::this_thread::sleep_for(std::chrono::seconds(std::stoi(args::arg(argc, argv, "--seconds", "2"))));
+    std::this_thread::sleep_for(
+        std::chrono::seconds(std::stoi(args::arg(argc, argv, "--seconds", "2"))));
     return 0;
   } catch (const zklock::Error& e) {
     std::cerr << e.what() << std::endl;

@@ -73,11 +73,16 @@ namespace {
 // by name rather than assume their values.
 int to_c_mode(NodeMode mode) {
   switch (mode) {
-    case NodeMode::kPersistent: return ZOO_PERSISTENT;
-    case NodeMode::kEphemeral: return ZOO_EPHEMERAL;
-    case NodeMode::kPersistentSequential: return ZOO_PERSISTENT_SEQUENTIAL;
-    case NodeMode::kEphemeralSequential: return ZOO_EPHEMERAL_SEQUENTIAL;
-    case NodeMode::kContainer: return ZOO_CONTAINER;
+    case NodeMode::kPersistent:
+      return ZOO_PERSISTENT;
+    case NodeMode::kEphemeral:
+      return ZOO_EPHEMERAL;
+    case NodeMode::kPersistentSequential:
+      return ZOO_PERSISTENT_SEQUENTIAL;
+    case NodeMode::kEphemeralSequential:
+      return ZOO_EPHEMERAL_SEQUENTIAL;
+    case NodeMode::kContainer:
+      return ZOO_CONTAINER;
   }
   return ZOO_PERSISTENT;
 }
@@ -250,11 +255,13 @@ ClientConnection::ClientConnection(const std::string& connect,
       hosts_(client_hosts(connect)) {
   errno = 0;
   const std::string client_connect = hosts_ + chroot_of(connect);
-  zh_ = zookeeper_init2(client_connect.c_str(), &on_global, static_cast<int>(session_timeout.count()),
-                        nullptr, this, ZOO_NO_LOG_CLIENTENV, log_callback);
+  zh_ =
+      zookeeper_init2(client_connect.c_str(), &on_global, static_cast<int>(session_timeout.count()),
+                      nullptr, this, ZOO_NO_LOG_CLIENTENV, log_callback);
   if (zh_ == nullptr) {
     throw InvalidArgumentError("connect string \"" + connect +
-                               "\": the ZooKeeper client refused it (" + std::strerror(errno) + ")");
+                               "\": the ZooKeeper client refused it (" + std::strerror(errno) +
+                               ")");
   }
 }
 
@@ -294,7 +301,8 @@ ConnectionPhase ClientConnection::phase() const noexcept {
 // after mutex_ is released - never on the submitting thread, which may hold locks of its own.
 class ClientConnection::Submission {
  public:
-  explicit Submission(ClientConnection& connection) : connection_(connection), lock_(connection.mutex_) {}
+  explicit Submission(ClientConnection& connection)
+      : connection_(connection), lock_(connection.mutex_) {}
   ~Submission() {
     lock_.unlock();
     for (auto& [done, code] : failures_) {
@@ -322,7 +330,8 @@ FaultDecision ClientConnection::consult_hook(Operation op, const std::string& pa
 // Returns null (and fails `done` soon) when the request must not go out.
 ClientConnection::OpContext* ClientConnection::begin(Submission& submission, Operation /*op*/,
                                                      const std::string& path, Completion& done,
-                                                     const FaultDecision& decision, bool via_leader) {
+                                                     const FaultDecision& decision,
+                                                     bool via_leader) {
   if (closed_ || zh_ == nullptr) {
     submission.fail(std::move(done), Errc::closing);
     return nullptr;
@@ -365,9 +374,10 @@ void ClientConnection::create(const std::string& path, const std::string& data, 
   if (!ctx) return;
   ctx->data = data;
   const struct ACL_vector* c_acl = fill_acl(*ctx, acl);
-  submitted(submission, ctx,
-            zoo_acreate2(zh_, ctx->path.c_str(), ctx->data.data(), static_cast<int>(ctx->data.size()),
-                         c_acl, to_c_mode(mode), &on_string_stat, ctx));
+  submitted(
+      submission, ctx,
+      zoo_acreate2(zh_, ctx->path.c_str(), ctx->data.data(), static_cast<int>(ctx->data.size()),
+                   c_acl, to_c_mode(mode), &on_string_stat, ctx));
 }
 
 void ClientConnection::get_children(const std::string& path, Completion done) {
@@ -407,7 +417,7 @@ void ClientConnection::exists(const std::string& path, Completion done) {
 }
 
 std::uint64_t ClientConnection::get_children_watched(const std::string& path, WatchFn watch,
-                                                    Completion done) {
+                                                     Completion done) {
   const FaultDecision decision = consult_hook(Operation::kGetChildren, path);
   Submission submission(*this);
   OpContext* ctx = begin(submission, Operation::kGetChildren, path, done, decision, false);
@@ -479,8 +489,12 @@ void ClientConnection::multi(std::vector<MultiOp> ops, const Acl& acl, Completio
     MultiOp& op = ctx->multi_ops[i];
     zoo_op_t* c = &ctx->multi_c_ops[i];
     switch (op.kind) {
-      case MultiOp::Kind::kCheck: zoo_check_op_init(c, op.path.c_str(), op.version); break;
-      case MultiOp::Kind::kDelete: zoo_delete_op_init(c, op.path.c_str(), op.version); break;
+      case MultiOp::Kind::kCheck:
+        zoo_check_op_init(c, op.path.c_str(), op.version);
+        break;
+      case MultiOp::Kind::kDelete:
+        zoo_delete_op_init(c, op.path.c_str(), op.version);
+        break;
       case MultiOp::Kind::kSet:
         zoo_set_op_init(c, op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
                         op.version, &ctx->multi_stats[i]);
@@ -526,9 +540,10 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
   // declares the completion as a pointer to a function pointer but stores and calls it as the
   // function pointer itself, hence the cast.
   auto* completion = reinterpret_cast<void_completion_t*>(reinterpret_cast<void*>(&on_void));
-  submitted(submission, ctx,
-            zoo_aremove_all_watches(zh_, ctx->path.c_str(),
-                                    children ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA, 0, completion, ctx));
+  submitted(
+      submission, ctx,
+      zoo_aremove_all_watches(zh_, ctx->path.c_str(), children ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
+                              0, completion, ctx));
 }
 
 bool ClientConnection::force_reconnect(bool even_if_connected) {

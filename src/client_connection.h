@@ -80,10 +80,10 @@ struct MultiOp {
 
 /// What the C client told us about the connection under the session.
 enum class ConnectionEvent {
-  kConnected,      // (re)connected within this session; the server knows it
-  kDisconnected,   // the connection broke; the C client is looking for a server
-  kExpired,        // the server refused the session: it has expired
-  kAuthFailed,     // the server refused our credentials
+  kConnected,     // (re)connected within this session; the server knows it
+  kDisconnected,  // the connection broke; the C client is looking for a server
+  kExpired,       // the server refused the session: it has expired
+  kAuthFailed,    // the server refused our credentials
 };
 
 /// What the C client is doing right now, for deciding whether a forced reconnect helps.
@@ -97,7 +97,7 @@ enum class ConnectionPhase {
 /// An answered request, as the Lost rule needs to know it.
 struct Answer {
   unsigned generation = 0;
-  std::uint64_t epoch = 0;     // connection epoch (see ClientConnection::epoch()) it was answered on
+  std::uint64_t epoch = 0;  // connection epoch (see ClientConnection::epoch()) it was answered on
   BootClock::time_point sent;  // when it was handed to the C client
   bool via_leader = false;     // a write or a sync: the server forwarded it to the leader
 };
@@ -196,7 +196,7 @@ class ClientConnection {
 
   static constexpr std::chrono::milliseconds kCloseDrainWait{500};
 
-  mutable std::mutex mutex_;  // guards zh_ use vs close, pending_, watches_, next_id_
+  mutable std::mutex mutex_;         // guards zh_ use vs close, pending_, watches_, next_id_
   std::condition_variable drained_;  // pending_ became empty
   zhandle_t* zh_ = nullptr;
   bool closed_ = false;

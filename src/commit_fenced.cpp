@@ -11,15 +11,29 @@ detail::MultiOp to_multi_op(const FencedWrite::Op& op) {
   detail::MultiOp m{detail::MultiOp::Kind::kCheck, op.path, op.data, op.version,
                     detail::NodeMode::kPersistent};
   switch (op.mode) {
-    case CreateMode::kPersistent: m.mode = detail::NodeMode::kPersistent; break;
-    case CreateMode::kEphemeral: m.mode = detail::NodeMode::kEphemeral; break;
-    case CreateMode::kContainer: m.mode = detail::NodeMode::kContainer; break;
+    case CreateMode::kPersistent:
+      m.mode = detail::NodeMode::kPersistent;
+      break;
+    case CreateMode::kEphemeral:
+      m.mode = detail::NodeMode::kEphemeral;
+      break;
+    case CreateMode::kContainer:
+      m.mode = detail::NodeMode::kContainer;
+      break;
   }
   switch (op.kind) {
-    case FencedWrite::Op::Kind::kCreate: m.kind = detail::MultiOp::Kind::kCreate; break;
-    case FencedWrite::Op::Kind::kSet: m.kind = detail::MultiOp::Kind::kSet; break;
-    case FencedWrite::Op::Kind::kRemove: m.kind = detail::MultiOp::Kind::kDelete; break;
-    case FencedWrite::Op::Kind::kCheck: m.kind = detail::MultiOp::Kind::kCheck; break;
+    case FencedWrite::Op::Kind::kCreate:
+      m.kind = detail::MultiOp::Kind::kCreate;
+      break;
+    case FencedWrite::Op::Kind::kSet:
+      m.kind = detail::MultiOp::Kind::kSet;
+      break;
+    case FencedWrite::Op::Kind::kRemove:
+      m.kind = detail::MultiOp::Kind::kDelete;
+      break;
+    case FencedWrite::Op::Kind::kCheck:
+      m.kind = detail::MultiOp::Kind::kCheck;
+      break;
   }
   return m;
 }
@@ -38,7 +52,11 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
   std::vector<detail::MultiOp> ops;
   ops.reserve(writes.ops().size() + 1);
   // The fence: our lock node must still exist (any version) for anything to be applied.
-  ops.push_back({detail::MultiOp::Kind::kCheck, acquisition->node_path, {}, -1, detail::NodeMode::kPersistent});
+  ops.push_back({detail::MultiOp::Kind::kCheck,
+                 acquisition->node_path,
+                 {},
+                 -1,
+                 detail::NodeMode::kPersistent});
   for (const auto& op : writes.ops()) ops.push_back(to_multi_op(op));
 
   const unsigned generation = acquisition->generation;
@@ -61,8 +79,9 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
       session.negotiated_timeout());
   if (r.rc == Errc::ok) return;
   if (refused_here) {
-    throw LockLostError(context + ": the session that held the lock has ended, or is Lost by the "
-                                  "clock; nothing was sent");
+    throw LockLostError(context +
+                        ": the session that held the lock has ended, or is Lost by the "
+                        "clock; nothing was sent");
   }
   if (!r.multi_results.empty()) {
     // The server answered: nothing was applied. Which operation failed?
@@ -84,8 +103,9 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
   if (outcome_unknown(r.rc) || r.rc == Errc::closed) {
     // The multi was handed to the client and its answer did not come (the connection broke, the
     // session was Lost or closed meanwhile): the server may or may not have applied it.
-    throw ConnectionLossError(r.rc, context + ": the multi was sent and no answer came; the writes "
-                                              "may or may not have been applied");
+    throw ConnectionLossError(r.rc, context +
+                                        ": the multi was sent and no answer came; the writes "
+                                        "may or may not have been applied");
   }
   throw_error(r.rc, context);
 }

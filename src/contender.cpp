@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 
 namespace zklock {
 namespace {
@@ -60,7 +60,8 @@ std::optional<ParsedContenderName> parse_contender_name(std::string_view name) n
 bool sequence_order_reliable(const std::vector<std::string>& names) noexcept {
   for (const auto& name : names) {
     if (auto parsed = parse_contender_name(name)) {
-      if (parsed->sequence >= kUnreliableAbove || parsed->sequence < -kUnreliableAbove) return false;
+      if (parsed->sequence >= kUnreliableAbove || parsed->sequence < -kUnreliableAbove)
+        return false;
     }
   }
   return true;
@@ -74,7 +75,8 @@ std::vector<std::string> queue_order(std::vector<std::string> names) {
   std::vector<Entry> entries;
   entries.reserve(names.size());
   for (auto& name : names) {
-    if (auto parsed = parse_contender_name(name)) entries.push_back({parsed->sequence, std::move(name)});
+    if (auto parsed = parse_contender_name(name))
+      entries.push_back({parsed->sequence, std::move(name)});
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.sequence != b.sequence ? a.sequence < b.sequence : a.name < b.name;

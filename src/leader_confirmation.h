@@ -8,13 +8,13 @@
 // leader counts our session down: answers to reads prove nothing about the leader's clock.
 //
 // What does prove something: a request the follower forwards to the leader (a write, or a sync).
-// The follower->leader link is one ordered stream carrying both those requests and the ping answers,
-// and the leader handles a follower's packets in order. When such a request sent at s is answered,
-// the leader has therefore handled every ping answer the follower sent before forwarding it - and
-// the follower answers a ping every tickTime/2 - so the leader has touched our session for every
-// request of ours the follower received before s - lag, lag = tickTime/2 (plus the one-way delay
-// between follower and leader, which the Lost margin covers). A touch at time t lets the leader
-// expire the session no earlier than t + T, and t is at or after our send time. So:
+// The follower->leader link is one ordered stream carrying both those requests and the ping
+// answers, and the leader handles a follower's packets in order. When such a request sent at s is
+// answered, the leader has therefore handled every ping answer the follower sent before forwarding
+// it - and the follower answers a ping every tickTime/2 - so the leader has touched our session for
+// every request of ours the follower received before s - lag, lag = tickTime/2 (plus the one-way
+// delay between follower and leader, which the Lost margin covers). A touch at time t lets the
+// leader expire the session no earlier than t + T, and t is at or after our send time. So:
 //
 //   confirmed = the latest send time t of a request answered on the same connection, with
 //               t <= s - lag, where s is the send time of an answered leader-routed request.

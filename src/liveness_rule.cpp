@@ -26,8 +26,9 @@ LivenessSettings LivenessSettings::fitted(const SessionOptions& o, milliseconds 
   LivenessSettings s;
   s.session_timeout = T;
   s.heartbeat_interval = pick(o.heartbeat_interval, T / 2, T / 10, did_not_fit);
-  s.lost_margin = pick(o.lost_margin, T / 2, std::min<Duration>(std::max<Duration>(T / 20, milliseconds(50)), T / 4),
-                       did_not_fit);
+  s.lost_margin =
+      pick(o.lost_margin, T / 2,
+           std::min<Duration>(std::max<Duration>(T / 20, milliseconds(50)), T / 4), did_not_fit);
   s.suspend_after = pick(o.suspend_after, T, T / 3, did_not_fit);
   s.reconnect_interval =
       pick(o.reconnect_interval, T / 4, std::min<Duration>(milliseconds(150), T / 8), did_not_fit);
@@ -113,7 +114,8 @@ LivenessDecision LivenessRule::evaluate(const LivenessSettings& s, const Livenes
         stuck_at = since + s.suspend_after;
         stuck = now >= stuck_at;
         break;
-      case LinkPhase::kEnded: break;
+      case LinkPhase::kEnded:
+        break;
     }
     const TimePoint allowed = in.last_reconnect ? *in.last_reconnect + s.reconnect_interval : now;
     if (stuck && now >= allowed) {

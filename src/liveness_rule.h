@@ -8,9 +8,9 @@
 //   Suspended  when the connection drops, or a heartbeat has waited `suspend_after` for its answer.
 //   Connected  again once a request sent after the suspension is confirmed.
 // Heartbeats (a cheap request of our own) go out one interval after the later of the last one and
-// the latest confirmation - a busy session needs none - and at once after each (re)connection. While
-// Suspended and silent, a fresh connection is forced every `reconnect_interval`, so that the session
-// answers again within a round trip of the network healing instead of after TCP's backoff.
+// the latest confirmation - a busy session needs none - and at once after each (re)connection.
+// While Suspended and silent, a fresh connection is forced every `reconnect_interval`, so that the
+// session answers again within a round trip of the network healing instead of after TCP's backoff.
 #pragma once
 
 #include <chrono>
@@ -33,7 +33,8 @@ struct LivenessSettings {
 
   /// Effects: the options' values where they fit the negotiated timeout `t` (interval and margin
   ///   below t/2, suspend_after below t, reconnect_interval below t/4), the defaults derived from
-  ///   t otherwise: i = t/10, m = max(t/20, 50 ms) (at most t/4), s = t/3, r = 150 ms (at most t/8).
+  ///   t otherwise: i = t/10, m = max(t/20, 50 ms) (at most t/4), s = t/3, r = 150 ms (at most
+  ///   t/8).
   ///   `*fitted_down` (if given) is set when an option given by the application did not fit.
   static LivenessSettings fitted(const SessionOptions& options, std::chrono::milliseconds t,
                                  bool* fitted_down = nullptr);
@@ -45,7 +46,7 @@ enum class LinkPhase { kConnected, kAssociating, kConnecting, kEnded };
 struct LivenessInputs {
   using TimePoint = BootClock::time_point;
   TimePoint now;
-  std::optional<TimePoint> confirmed;          // latest leader-confirmed send time (this generation)
+  std::optional<TimePoint> confirmed;  // latest leader-confirmed send time (this generation)
   LinkPhase phase = LinkPhase::kConnecting;
   std::optional<TimePoint> phase_since;        // when `phase` began (as observed)
   std::optional<TimePoint> heartbeat_pending;  // send time of the heartbeat in flight, if any
@@ -61,7 +62,7 @@ struct LivenessDecision {
   TimePoint lost_deadline = TimePoint::max();  // confirmed + T - m (max: nothing confirmed yet)
   bool send_heartbeat = false;
   bool force_reconnect = false;
-  TimePoint wake_at = TimePoint::max();        // re-evaluate no later than this
+  TimePoint wake_at = TimePoint::max();  // re-evaluate no later than this
 };
 
 class LivenessRule {

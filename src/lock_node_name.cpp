@@ -10,7 +10,8 @@ std::string lock_node_prefix(const std::string& uuid) { return "_c_" + uuid + "-
 
 std::string node_name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
-std::vector<std::string> own_nodes(const std::vector<std::string>& children, const std::string& uuid) {
+std::vector<std::string> own_nodes(const std::vector<std::string>& children,
+                                   const std::string& uuid) {
   const std::string prefix = lock_node_prefix(uuid);
   std::vector<std::string> ours;
   for (const auto& child : children) {

@@ -10,11 +10,13 @@ namespace zklock::detail {
 /// Returns: the name a lock node of attempt `uuid` is created with; ZooKeeper appends the sequence.
 std::string lock_node_prefix(const std::string& uuid);
 
-/// Returns: the last segment of a node path ("/locks/x/_c_..-lock-0000000001" -> "_c_..-lock-0000000001").
+/// Returns: the last segment of a node path ("/locks/x/_c_..-lock-0000000001" ->
+/// "_c_..-lock-0000000001").
 std::string node_name_of(const std::string& path);
 
 /// Returns: the names among `children` that attempt `uuid` created, lowest sequence first (after a
 /// lost create reply there may be more than one).
-std::vector<std::string> own_nodes(const std::vector<std::string>& children, const std::string& uuid);
+std::vector<std::string> own_nodes(const std::vector<std::string>& children,
+                                   const std::string& uuid);
 
 }  // namespace zklock::detail

@@ -1,17 +1,17 @@
 #include "log_router.h"
 
-#include "client_log_filter.h"
-
 #include <zookeeper/zookeeper.h>
 
 #include <array>
-#include <memory>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string_view>
 #include <utility>
+
+#include "client_log_filter.h"
 
 namespace zklock::detail {
 namespace {
@@ -100,7 +100,7 @@ void update_process_level_locked() {
     most = any ? std::max(most, level) : level;
     any = true;
   }
-  const ZooLogLevel c_level = most >= static_cast<int>(LogLevel::kInfo)  ? ZOO_LOG_LEVEL_INFO
+  const ZooLogLevel c_level = most >= static_cast<int>(LogLevel::kInfo)   ? ZOO_LOG_LEVEL_INFO
                               : most >= static_cast<int>(LogLevel::kWarn) ? ZOO_LOG_LEVEL_WARN
                                                                           : ZOO_LOG_LEVEL_ERROR;
   zoo_set_debug_level(c_level);

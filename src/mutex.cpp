@@ -7,8 +7,8 @@
 namespace zklock {
 
 // Every member works on a copy of core_ taken on entry: a thread still inside lock() when another
-// thread destroys the Mutex keeps the core alive, and touches nothing of the destroyed object on its
-// way out (~Mutex waits for it to leave the core).
+// thread destroys the Mutex keeps the core alive, and touches nothing of the destroyed object on
+// its way out (~Mutex waits for it to leave the core).
 
 Mutex::Mutex(Session& session, std::string path, MutexOptions options) {
   detail::validate_lock_path(path);
@@ -22,7 +22,8 @@ Mutex::~Mutex() { core_->shutdown(); }
 void Mutex::lock() {
   const std::shared_ptr<detail::MutexCore> core = core_;
   if (!core->acquire(std::nullopt, false, true)) {
-    throw Error(Errc::operation_timeout, "zklock::Mutex(\"" + core->path() + "\")::lock: not acquired");
+    throw Error(Errc::operation_timeout,
+                "zklock::Mutex(\"" + core->path() + "\")::lock: not acquired");
   }
 }
 

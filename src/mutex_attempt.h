@@ -42,7 +42,7 @@ struct MutexCore::Attempt {
   bool pred_was_first = false;
   std::uint64_t pred_watch = 0;
   std::string pred_watch_path;  // where pred_watch is: the predecessor, or the lock path itself
-  bool pred_gone = false;  // in this step, the predecessor read said NoNode
+  bool pred_gone = false;       // in this step, the predecessor read said NoNode
   bool awaiting_self_read = false;
   std::uint64_t self_watch = 0;        // our data watch on our own node (0: none)
   std::uint64_t self_watch_epoch = 0;  // connection epoch it was set on (0: not set)
@@ -50,7 +50,7 @@ struct MutexCore::Attempt {
   bool retry_pending = false;
   std::function<void()> retry;
   int requeues = 0;
-  int retry_attempts = 0;  // retries after a pause (throttled), for the backoff
+  int retry_attempts = 0;   // retries after a pause (throttled), for the backoff
   std::uint64_t probe = 0;  // SessionCore heartbeat probe on our node while held
   std::size_t reported_ahead = static_cast<std::size_t>(-1);
 };

@@ -46,7 +46,8 @@ void MutexCore::delete_node_locked(const AttemptPtr& a) {
   a->phase = Attempt::Phase::kCleaning;
   const unsigned step = ++a->step;
   auto self = shared_from_this();
-  c->remove(a->node_path, -1, [self, a, step](OpResult&& r) { self->on_deleted(a, step, std::move(r)); });
+  c->remove(a->node_path, -1,
+            [self, a, step](OpResult&& r) { self->on_deleted(a, step, std::move(r)); });
 }
 
 void MutexCore::on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r) {

@@ -28,7 +28,8 @@ std::shared_ptr<ClientConnection> MutexCore::connection_for_locked(const Attempt
 }
 
 void MutexCore::post_callback_locked(std::function<void()> callback) {
-  session_->post_event([gate = callbacks_, callback = std::move(callback)] { gate->run(callback); });
+  session_->post_event(
+      [gate = callbacks_, callback = std::move(callback)] { gate->run(callback); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -77,9 +78,12 @@ LockState MutexCore::state_locked() const {
   if (!held_) return LockState::kNotHeld;
   if (held_->self_deleted) return LockState::kLost;
   switch (session_->state_of(held_->generation)) {
-    case SessionState::kConnected: return LockState::kHeld;
-    case SessionState::kSuspended: return LockState::kSuspended;
-    default: return LockState::kLost;
+    case SessionState::kConnected:
+      return LockState::kHeld;
+    case SessionState::kSuspended:
+      return LockState::kSuspended;
+    default:
+      return LockState::kLost;
   }
 }
 
@@ -120,7 +124,8 @@ bool MutexCore::acquire(std::optional<SteadyClock::time_point> deadline, bool tr
   auto give_up = [&]() -> bool {  // after a cancel, a timeout or the end of the Mutex
     if (session_->closed()) throw ClosedError(Errc::closed, context);
     if (shut_down_) throw CancelledError(context + "::lock: the Mutex was destroyed while waiting");
-    if (cancelled_since(epoch) && throw_on_cancel) throw CancelledError(context + "::lock: cancelled");
+    if (cancelled_since(epoch) && throw_on_cancel)
+      throw CancelledError(context + "::lock: cancelled");
     return false;
   };
 
@@ -139,7 +144,7 @@ bool MutexCore::acquire(std::optional<SteadyClock::time_point> deadline, bool tr
   if (a->result == Attempt::Result::kAcquired) {
     held_ = a;
     owner_ = std::this_thread::get_id();
-    acquisition_ = Acquisition{path_,        a->node_path,  a->sequence,         a->czxid,
+    acquisition_ = Acquisition{path_,         a->node_path,  a->sequence,       a->czxid,
                                a->session_id, a->generation, SteadyClock::now()};
     reported_state_ = LockState::kNotHeld;
     report_state_locked();
@@ -264,7 +269,8 @@ std::vector<Contender> MutexCore::contenders() const {
   const std::string context = "zklock::Mutex(\"" + path_ + "\")::contenders";
   const auto timeout = session_->negotiated_timeout();
   auto listing = session_->call(
-      [&](ClientConnection& c, Completion done) { c.get_children(path_, std::move(done)); }, timeout);
+      [&](ClientConnection& c, Completion done) { c.get_children(path_, std::move(done)); },
+      timeout);
   if (listing.rc == Errc::no_node) return {};
   if (listing.rc != Errc::ok) throw_error(listing.rc, context);
   // Every node's data and stat, all reads pipelined: one round trip, not one per contender.

@@ -85,7 +85,9 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void await_attempt(Lock& lock, const AttemptPtr& a,
                      std::optional<SteadyClock::time_point> deadline, std::uint64_t cancel_epoch);
   void await_cleanup(Lock& lock, const AttemptPtr& a);
-  bool cancelled_since(std::uint64_t cancel_epoch) const { return cancel_epoch_ != cancel_epoch || shut_down_; }
+  bool cancelled_since(std::uint64_t cancel_epoch) const {
+    return cancel_epoch_ != cancel_epoch || shut_down_;
+  }
   void post_callback_locked(std::function<void()> callback);
 
   // The recipe's steps (mutex_recipe.cpp), all with mutex_ held.

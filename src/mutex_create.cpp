@@ -37,7 +37,8 @@ void MutexCore::start_create_locked(const AttemptPtr& a) {
   auto self = shared_from_this();
   // Curator's protected name, so Curator contenders queue with us on one path.
   c->create(path_ + "/" + lock_node_prefix(a->uuid), node_data_, NodeMode::kEphemeralSequential,
-            session_->node_acl(), [self, a, step](OpResult&& r) { self->on_created(a, step, std::move(r)); });
+            session_->node_acl(),
+            [self, a, step](OpResult&& r) { self->on_created(a, step, std::move(r)); });
   // Pipelined: the server answers one session's requests in order, so this listing sees the create.
   c->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
 }
@@ -65,7 +66,8 @@ void MutexCore::ensure_parents_locked(const AttemptPtr& a) {
     std::vector<bool> missing;
     Errc error = Errc::ok;
   };
-  auto found = std::make_shared<Found>(Found{chain.size(), std::vector<bool>(chain.size()), Errc::ok});
+  auto found =
+      std::make_shared<Found>(Found{chain.size(), std::vector<bool>(chain.size()), Errc::ok});
   auto self = shared_from_this();
   for (std::size_t i = 0; i < chain.size(); ++i) {
     c->exists(chain[i], [self, a, step, found, chain, i](OpResult&& r) {
@@ -78,7 +80,9 @@ void MutexCore::ensure_parents_locked(const AttemptPtr& a) {
       if (--found->remaining != 0) return;
       if (a->step != step || a->phase != Attempt::Phase::kCreating) return;
       if (found->error != Errc::ok) {
-        if (self->step_failed_locked(a, found->error, [self, a] { self->ensure_parents_locked(a); })) return;
+        if (self->step_failed_locked(a, found->error,
+                                     [self, a] { self->ensure_parents_locked(a); }))
+          return;
         self->fail_locked(a, found->error);
         return;
       }
@@ -91,7 +95,8 @@ void MutexCore::ensure_parents_locked(const AttemptPtr& a) {
   }
 }
 
-void MutexCore::create_missing_parents_locked(const AttemptPtr& a, std::vector<std::string> missing) {
+void MutexCore::create_missing_parents_locked(const AttemptPtr& a,
+                                              std::vector<std::string> missing) {
   auto c = connection_for_locked(a);
   if (!c) {
     restart_locked(a);
@@ -111,7 +116,8 @@ void MutexCore::create_missing_parents_locked(const AttemptPtr& a, std::vector<s
       if (a->step != step || a->phase != Attempt::Phase::kCreating) return;
       if (r.rc != Errc::ok && r.rc != Errc::node_exists) {
         ++a->step;  // the later creates of this round are void
-        if (self->step_failed_locked(a, r.rc, [self, a] { self->ensure_parents_locked(a); })) return;
+        if (self->step_failed_locked(a, r.rc, [self, a] { self->ensure_parents_locked(a); }))
+          return;
         self->fail_locked(a, r.rc);
         return;
       }
@@ -176,9 +182,8 @@ void MutexCore::recover_locked(const AttemptPtr& a) {
   const unsigned step = ++a->step;
   auto self = shared_from_this();
   c->sync(path_, [](OpResult&&) {});  // its failure shows in the listing's, answered after it
-  c->get_children(path_, [self, a, step](OpResult&& r) {
-    self->on_recovery_listing(a, step, std::move(r));
-  });
+  c->get_children(
+      path_, [self, a, step](OpResult&& r) { self->on_recovery_listing(a, step, std::move(r)); });
 }
 
 void MutexCore::on_recovery_listing(const AttemptPtr& a, unsigned step, OpResult&& r) {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "lock_node_name.h"
 #include "mutex_attempt.h"
 #include "mutex_core.h"
-#include "lock_node_name.h"
 #include "random_uuid.h"
 
 namespace zklock::detail {
@@ -113,7 +113,8 @@ void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::stri
       if (--gathered->remaining != 0) return;
       if (a->step != step || a->phase != Attempt::Phase::kListing) return;
       if (gathered->error != Errc::ok) {
-        if (self->step_failed_locked(a, gathered->error, [self, a] { self->list_locked(a); })) return;
+        if (self->step_failed_locked(a, gathered->error, [self, a] { self->list_locked(a); }))
+          return;
         self->fail_locked(a, gathered->error);
         return;
       }
@@ -236,12 +237,14 @@ void MutexCore::watch_unreadable_locked(const AttemptPtr& a) {
           self->list_locked(a);  // gone meanwhile: look again
           return;
         }
-        if (self->step_failed_locked(a, r.rc, [self, a] { self->watch_unreadable_locked(a); })) return;
+        if (self->step_failed_locked(a, r.rc, [self, a] { self->watch_unreadable_locked(a); }))
+          return;
         self->fail_locked(a, r.rc);
       });
 }
 
-void MutexCore::on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t epoch, OpResult&& r) {
+void MutexCore::on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t epoch,
+                             OpResult&& r) {
   std::lock_guard lock(mutex_);
   if (r.rc == Errc::ok) {
     a->self_watch_epoch = epoch;
@@ -269,7 +272,8 @@ void MutexCore::on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType
   // deletion may come after the predecessor's.
   const bool self_watch_current =
       c && a->self_watch != 0 && a->self_watch_epoch != 0 && a->self_watch_epoch == c->epoch();
-  if (type == WatchEventType::kDeleted && a->pred_was_first && self_watch_current && !a->self_deleted) {
+  if (type == WatchEventType::kDeleted && a->pred_was_first && self_watch_current &&
+      !a->self_deleted) {
     acquired_locked(a);
     return;
   }

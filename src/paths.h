@@ -16,8 +16,8 @@ void validate_lock_path(std::string_view path);
 /// Throws InvalidArgumentError unless `path` is a valid znode path ("/" allowed).
 void validate_node_path(std::string_view path, std::string_view what);
 
-/// Throws InvalidArgumentError unless `connect` is "host:port[,host:port...][/chroot]" with ports in
-/// 1..65535, non-empty hosts and a valid chroot.
+/// Throws InvalidArgumentError unless `connect` is "host:port[,host:port...][/chroot]" with ports
+/// in 1..65535, non-empty hosts and a valid chroot.
 void validate_connect_string(std::string_view connect);
 
 /// Returns: the parent of an absolute path ("/" for "/a").

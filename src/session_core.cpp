@@ -24,8 +24,9 @@ SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultH
     : options_(std::move(options)),
       fault_hook_(std::move(fault_hook)),
       chrooted_(options_.connect.find('/') != std::string::npos),
-      node_acl_(options_.node_acl ? *options_.node_acl
-                                  : options_.credentials ? creator_all_world_read() : Acl()),
+      node_acl_(options_.node_acl      ? *options_.node_acl
+                : options_.credentials ? creator_all_world_read()
+                                       : Acl()),
       log_slot_(options_.log_sink, options_.log_level),
       timeout_ms_(options_.session_timeout.count()),
       lost_deadline_ns_(kNoDeadline) {
@@ -105,9 +106,9 @@ void SessionCore::open_generation_locked(unsigned generation) {
   // The server creates the session after our first connect request, which leaves after this: the
   // session's first sign of life at the leader is no earlier than now.
   generation_started_ = BootClock::now();
-  connection_ = std::make_shared<ClientConnection>(options_.connect, options_.session_timeout,
-                                                   generation, *this, log_slot_.callback(),
-                                                   fault_hook_);
+  connection_ =
+      std::make_shared<ClientConnection>(options_.connect, options_.session_timeout, generation,
+                                         *this, log_slot_.callback(), fault_hook_);
   credentials_pending_ = options_.credentials.has_value();
   credentials_refused_ = Errc::ok;
   if (options_.credentials) {
@@ -122,9 +123,10 @@ void SessionCore::open_generation_locked(unsigned generation) {
           credentials_pending_ = false;
           if (r.rc != Errc::ok && r.rc != Errc::connection_loss && r.rc != Errc::closing) {
             credentials_refused_ = r.rc;
-            log_slot_.log(LogLevel::kError, std::string("the server refused the credentials of user \"") +
-                                                 options_.credentials->user + "\": " +
-                                                 make_error_code(r.rc).message());
+            log_slot_.log(LogLevel::kError,
+                          std::string("the server refused the credentials of user \"") +
+                              options_.credentials->user +
+                              "\": " + make_error_code(r.rc).message());
           }
           ++changes_;
           changed_.notify_all();
@@ -159,13 +161,15 @@ void SessionCore::refit_settings_locked(milliseconds negotiated) {
   settings_ = LivenessSettings::fitted(options_, negotiated, &fitted_down);
   if (fitted_down && !warned_fitted_down_) {
     warned_fitted_down_ = true;
-    log_slot_.log(LogLevel::kWarn,
-                  "the server granted a session timeout of " + std::to_string(negotiated.count()) +
-                      " ms; heartbeat_interval, lost_margin, suspend_after or reconnect_interval did "
-                      "not fit it and were replaced by their defaults for that timeout");
+    log_slot_.log(
+        LogLevel::kWarn,
+        "the server granted a session timeout of " + std::to_string(negotiated.count()) +
+            " ms; heartbeat_interval, lost_margin, suspend_after or reconnect_interval did "
+            "not fit it and were replaced by their defaults for that timeout");
   }
   if (route_known_ && !confirmation_.direct()) {
-    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time : negotiated / 2;
+    const auto tick =
+        options_.server_tick_time.count() > 0 ? options_.server_tick_time : negotiated / 2;
     confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
   }
   confirm_locked(confirmation_.confirmed());
@@ -179,7 +183,7 @@ void SessionCore::on_answered(const Answer& answer) {
   if (!route_known_) {
     // Until we know whether the server is standalone, count answers as an ensemble would.
     const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
-                                                             : negotiated_timeout() / 2;
+                                                            : negotiated_timeout() / 2;
     confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
   }
   if (reconnect_credit_ && answer.epoch > credit_epoch_) {
@@ -320,9 +324,8 @@ void SessionCore::reaper_loop() {
 
 bool SessionCore::wait_connected(milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  changed_.wait_for(lock, timeout, [&] {
-    return closed_.load() || state_.load() == SessionState::kConnected;
-  });
+  changed_.wait_for(lock, timeout,
+                    [&] { return closed_.load() || state_.load() == SessionState::kConnected; });
   if (closed_.load()) throw ClosedError(Errc::closed, "zklock::Session::wait_connected");
   return state_.load() == SessionState::kConnected;
 }
@@ -336,7 +339,7 @@ Errc SessionCore::wait_ready(milliseconds timeout) {
   if (closed_.load()) return Errc::closed;
   if (credentials_refused_ != Errc::ok) return credentials_refused_;
   return state_.load() == SessionState::kConnected && !credentials_pending_ ? Errc::ok
-                                                                           : Errc::connection_loss;
+                                                                            : Errc::connection_loss;
 }
 
 void SessionCore::wait_change(std::uint64_t seen_changes, SteadyClock::time_point deadline) {

@@ -153,9 +153,9 @@ class SessionCore final : public ConnectionListener {
   LivenessSettings settings_;
   LivenessRule rule_;
   LeaderConfirmation confirmation_;
-  bool route_known_ = false;          // standalone or ensemble, learned from /zookeeper/config
+  bool route_known_ = false;  // standalone or ensemble, learned from /zookeeper/config
   bool route_query_in_flight_ = false;
-  bool ever_connected_ = false;       // in this generation
+  bool ever_connected_ = false;  // in this generation
   bool server_ended_session_ = false;
   LinkPhase phase_ = LinkPhase::kConnecting;
   BootClock::time_point phase_since_{};

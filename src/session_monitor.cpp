@@ -14,16 +14,23 @@ using std::chrono::milliseconds;
 
 LinkPhase to_link_phase(ConnectionPhase p) {
   switch (p) {
-    case ConnectionPhase::kConnected: return LinkPhase::kConnected;
-    case ConnectionPhase::kAssociating: return LinkPhase::kAssociating;
-    case ConnectionPhase::kConnecting: return LinkPhase::kConnecting;
-    case ConnectionPhase::kEnded: return LinkPhase::kEnded;
+    case ConnectionPhase::kConnected:
+      return LinkPhase::kConnected;
+    case ConnectionPhase::kAssociating:
+      return LinkPhase::kAssociating;
+    case ConnectionPhase::kConnecting:
+      return LinkPhase::kConnecting;
+    case ConnectionPhase::kEnded:
+      return LinkPhase::kEnded;
   }
   return LinkPhase::kConnecting;
 }
 
-// The config node lists the servers of an ensemble ("server.N=..."); a standalone server's is empty.
-bool describes_ensemble(const std::string& config) { return config.find("server.") != std::string::npos; }
+// The config node lists the servers of an ensemble ("server.N=..."); a standalone server's is
+// empty.
+bool describes_ensemble(const std::string& config) {
+  return config.find("server.") != std::string::npos;
+}
 
 std::string hex_id(std::int64_t id) {
   char text[32];
@@ -48,15 +55,17 @@ struct SessionCore::Actions {
   BootClock::time_point wake_at = BootClock::time_point::max();
 };
 
-// One line in zklock's own words per transition that matters (log.h says what shows at which level).
+// One line in zklock's own words per transition that matters (log.h says what shows at which
+// level).
 void SessionCore::log_transition_locked(SessionState previous, SessionState next) {
   const std::string session = "session " + hex_id(session_id_.load());
   const auto now = SteadyClock::now();
   switch (next) {
     case SessionState::kSuspended:
       suspended_at_ = now;
-      log_slot_.log(LogLevel::kWarn, session + " suspended: ZooKeeper does not answer; reconnecting "
-                                               "(the session and its locks may well survive)");
+      log_slot_.log(LogLevel::kWarn, session +
+                                         " suspended: ZooKeeper does not answer; reconnecting "
+                                         "(the session and its locks may well survive)");
       break;
     case SessionState::kConnected: {
       if (previous == SessionState::kSuspended) {
@@ -74,12 +83,15 @@ void SessionCore::log_transition_locked(SessionState previous, SessionState next
     }
     case SessionState::kLost:
       log_slot_.log(LogLevel::kWarn,
-                    session + (server_ended_session_ ? " expired" : " lost: no sign of life the leader "
-                                                                    "counted for the session timeout "
-                                                                    "less the margin") +
+                    session +
+                        (server_ended_session_ ? " expired"
+                                               : " lost: no sign of life the leader "
+                                                 "counted for the session timeout "
+                                                 "less the margin") +
                         "; its locks are gone; opening a new session");
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -111,8 +123,8 @@ void SessionCore::schedule(milliseconds delay, std::function<void()> task) {
 }
 
 void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connection,
-                                 unsigned generation, bool with_sync,
-                                 const std::string& probe_path, ProbeId probe) {
+                                 unsigned generation, bool with_sync, const std::string& probe_path,
+                                 ProbeId probe) {
   // On an ensemble the answer that counts is the sync's: the server forwards it to the leader.
   // The read behind it (answered after the sync, on the server's up-to-date view) is the probe of
   // a held lock node, or "/" (a chroot's root may be missing, which is an answer all the same).
@@ -143,9 +155,10 @@ void SessionCore::learn_route(const std::shared_ptr<ClientConnection>& connectio
     route_known_ = true;
     const bool standalone = r.rc == Errc::ok && !describes_ensemble(r.value);
     const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
-                                                             : negotiated_timeout() / 2;
-    confirmation_.set_route(standalone, standalone ? BootClock::duration(0)
-                                                   : std::chrono::duration_cast<BootClock::duration>(tick / 2));
+                                                            : negotiated_timeout() / 2;
+    confirmation_.set_route(standalone,
+                            standalone ? BootClock::duration(0)
+                                       : std::chrono::duration_cast<BootClock::duration>(tick / 2));
   });
 }
 
@@ -298,7 +311,8 @@ void SessionCore::monitor_loop() {
     // Sleep until the rule's next moment, a scheduled task, or a wake-up (at least once a second:
     // the steady clock we wait on stands still while the machine is suspended, BootClock not).
     auto wake_at = SteadyClock::now() + std::chrono::seconds(1);
-    if (actions.wake_at != BootClock::time_point::max()) wake_at = std::min(wake_at, to_steady(actions.wake_at));
+    if (actions.wake_at != BootClock::time_point::max())
+      wake_at = std::min(wake_at, to_steady(actions.wake_at));
     {
       std::lock_guard defer_lock(defer_mutex_);
       if (!deferred_.empty()) continue;

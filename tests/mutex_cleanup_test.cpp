@@ -1,6 +1,6 @@
-// zklock::Mutex leaves nothing behind: no watch after a give-up that races a watch or follows a lost
-// reply, no node of ours that our own next lock() queues behind, no parent created where it need
-// not be, and no duplicate node after a lost create reply.
+// zklock::Mutex leaves nothing behind: no watch after a give-up that races a watch or follows a
+// lost reply, no node of ours that our own next lock() queues behind, no parent created where it
+// need not be, and no duplicate node after a lost create reply.
 #include <zookeeper/zookeeper.h>
 
 #include <atomic>
@@ -68,12 +68,13 @@ TEST(MutexCleanupTest, GivingUpWhileThePredecessorReadIsInFlightLeavesNoWatch) {
   holder.lock();
   const std::string holder_node = holder.acquisition()->node_path;
   std::atomic<bool> frozen{false};
-  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-    if (op == Operation::kGetData && p == holder_node && !frozen.exchange(true)) {
-      server->freeze();  // the read goes out, and waits in the server's socket
-    }
-    return std::nullopt;
-  });
+  auto hook = std::make_shared<ScriptedHook>(
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op == Operation::kGetData && p == holder_node && !frozen.exchange(true)) {
+          server->freeze();  // the read goes out, and waits in the server's socket
+        }
+        return std::nullopt;
+      });
   SessionOptions o = options_for(server->connect_string(), 8000ms);
   auto s_owner = open_session(o, hook);
   Session& s = *s_owner;
@@ -88,7 +89,8 @@ TEST(MutexCleanupTest, GivingUpWhileThePredecessorReadIsInFlightLeavesNoWatch) {
   EXPECT_EQ(result.load(), 0);
   // Our node goes (its delete was queued behind the read), and with it any watch we set.
   ASSERT_TRUE(wait_until([&] { return lock_children(holder_session, path).size() == 1; }, 10s));
-  EXPECT_TRUE(wait_until([&] { return watches_of(server->port(), s.session_id(), path).empty(); }, 3s))
+  EXPECT_TRUE(
+      wait_until([&] { return watches_of(server->port(), s.session_id(), path).empty(); }, 3s))
       << "a watch of ours is left on " << holder_node;
   holder.unlock();
 }
@@ -104,19 +106,21 @@ TEST(MutexCleanupTest, GivingUpAfterALostPredecessorReplyLeavesNoWatch) {
   holder.lock();
   const std::string holder_node = holder.acquisition()->node_path;
   std::atomic<int> reads{0};
-  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-    if (op == Operation::kGetData && p == holder_node && reads++ == 0) {
-      return FaultDecision::lose_reply(Errc::connection_loss);
-    }
-    return std::nullopt;
-  });
+  auto hook = std::make_shared<ScriptedHook>(
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op == Operation::kGetData && p == holder_node && reads++ == 0) {
+          return FaultDecision::lose_reply(Errc::connection_loss);
+        }
+        return std::nullopt;
+      });
   SessionOptions o = options_for(server.connect);
   auto s_owner = open_session(o, hook);
   Session& s = *s_owner;
   Mutex m(s, path);
   Waiter w(m);
   ASSERT_TRUE(wait_until([&] { return reads >= 2; }, 10s)) << "the lost read was not retried";
-  ASSERT_TRUE(wait_until([&] { return !watches_of(server.port, s.session_id(), path).empty(); }, 5s));
+  ASSERT_TRUE(
+      wait_until([&] { return !watches_of(server.port, s.session_id(), path).empty(); }, 5s));
   m.cancel();
   ASSERT_TRUE(wait_until([&] { return w.done(); }, 10s));
   EXPECT_TRUE(w.cancelled()) << w.error();
@@ -131,10 +135,12 @@ TEST(MutexCleanupTest, AThrottledReleaseIsRetried) {
   auto server = shared_server();
   const std::string path = unique_path("throttled-delete");
   std::atomic<bool> refused{false};
-  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view) -> std::optional<FaultDecision> {
-    if (op == Operation::kDelete && !refused.exchange(true)) return FaultDecision::fail_before_send(Errc::throttled);
-    return std::nullopt;
-  });
+  auto hook = std::make_shared<ScriptedHook>(
+      [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
+        if (op == Operation::kDelete && !refused.exchange(true))
+          return FaultDecision::fail_before_send(Errc::throttled);
+        return std::nullopt;
+      });
   SessionOptions o = options_for(server.connect);
   auto s_owner = open_session(o, hook);
   Session& s = *s_owner;
@@ -155,11 +161,13 @@ TEST(MutexCleanupTest, AReleaseRefusedForGoodIsReportedAndDoesNotBlockOurNextLoc
   const std::string path = unique_path("refused-delete");
   std::mutex mutex;
   std::string first_node;
-  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-    std::lock_guard lock(mutex);
-    if (op == Operation::kDelete && p == first_node) return FaultDecision::fail_before_send(Errc::no_auth);
-    return std::nullopt;
-  });
+  auto hook = std::make_shared<ScriptedHook>(
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        std::lock_guard lock(mutex);
+        if (op == Operation::kDelete && p == first_node)
+          return FaultDecision::fail_before_send(Errc::no_auth);
+        return std::nullopt;
+      });
   SessionOptions o = options_for(server.connect);
   auto s_owner = open_session(o, hook);
   Session& s = *s_owner;
@@ -173,15 +181,18 @@ TEST(MutexCleanupTest, AReleaseRefusedForGoodIsReportedAndDoesNotBlockOurNextLoc
   Mutex m(s, path, mo);
   m.lock();
   const std::string node = m.acquisition()->node_path;  // not under `mutex`: the hook takes it
-  {                                                      // while the Mutex holds its own lock
+  {                                                     // while the Mutex holds its own lock
     std::lock_guard lock(mutex);
     first_node = node;
   }
   m.unlock();
-  ASSERT_TRUE(wait_until([&] {
-    std::lock_guard lock(reports_mutex);
-    return !reports.empty();
-  }, 5s)) << "the refused delete was not reported";
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(reports_mutex);
+        return !reports.empty();
+      },
+      5s))
+      << "the refused delete was not reported";
   {
     std::lock_guard lock(reports_mutex);
     EXPECT_EQ(reports.front().first, first_node);
@@ -202,11 +213,14 @@ TEST(MutexCleanupTest, ParentsAreCreatedOnlyWhereMissing) {
   auto server = ZkServer::start();
   // Set up as an administrator would: /app belongs to app:secret, "/" becomes read-only.
   zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-  zhandle_t* zh = zookeeper_init(server->connect_string().c_str(), nullptr, 4000, nullptr, nullptr, 0);
+  zhandle_t* zh =
+      zookeeper_init(server->connect_string().c_str(), nullptr, 4000, nullptr, nullptr, 0);
   ASSERT_NE(zh, nullptr);
   ASSERT_TRUE(wait_until([&] { return zoo_state(zh) == ZOO_CONNECTED_STATE; }, 10s));
   const std::string credentials = "app:secret";
-  ASSERT_EQ(zoo_add_auth(zh, "digest", credentials.data(), static_cast<int>(credentials.size()), nullptr, nullptr), ZOK);
+  ASSERT_EQ(zoo_add_auth(zh, "digest", credentials.data(), static_cast<int>(credentials.size()),
+                         nullptr, nullptr),
+            ZOK);
   ASSERT_EQ(zoo_create(zh, "/app", "", 0, &ZOO_CREATOR_ALL_ACL, 0, nullptr, 0), ZOK);
   ASSERT_EQ(zoo_set_acl(zh, "/", -1, &ZOO_READ_ACL_UNSAFE), ZOK);
   zookeeper_close(zh);
@@ -226,12 +240,14 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
   auto server = shared_server();
   const std::string path = unique_path("recovery-sync");
   std::atomic<bool> lost{false};
-  auto hook = std::make_shared<ScriptedHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-    if (op == Operation::kCreate && p.find("-lock-") != std::string_view::npos && !lost.exchange(true)) {
-      return FaultDecision::lose_reply(Errc::connection_loss);
-    }
-    return std::nullopt;
-  });
+  auto hook = std::make_shared<ScriptedHook>(
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op == Operation::kCreate && p.find("-lock-") != std::string_view::npos &&
+            !lost.exchange(true)) {
+          return FaultDecision::lose_reply(Errc::connection_loss);
+        }
+        return std::nullopt;
+      });
   SessionOptions o = options_for(server.connect);
   auto s_owner = open_session(o, hook);
   Session& s = *s_owner;
@@ -256,7 +272,8 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
     }
   }
   ASSERT_LT(recovery_listing, seen.size());
-  EXPECT_EQ(seen[recovery_listing - 1].first, Operation::kSync) << "no sync before the recovery listing";
+  EXPECT_EQ(seen[recovery_listing - 1].first, Operation::kSync)
+      << "no sync before the recovery listing";
   EXPECT_EQ(lock_children(s, path).size(), 1u);
   m.unlock();
 }

@@ -19,7 +19,8 @@ class UnreadableContender {
     if (!zh_) throw std::runtime_error("zookeeper_init");
     wait_until([&] { return zoo_state(zh_) == ZOO_CONNECTED_STATE; }, 10s);
     const std::string credentials = "other-app:pw";
-    zoo_add_auth(zh_, "digest", credentials.data(), static_cast<int>(credentials.size()), nullptr, nullptr);
+    zoo_add_auth(zh_, "digest", credentials.data(), static_cast<int>(credentials.size()), nullptr,
+                 nullptr);
     char created[512];
     const std::string prefix = path + "/_c_00000000-0000-4000-8000-000000000000-lock-";
     const int rc = zoo_create(zh_, prefix.c_str(), "secret", 6, &ZOO_CREATOR_ALL_ACL,
@@ -61,7 +62,8 @@ TEST(MutexForeignNodesTest, AContenderWeMayNotReadIsQueuedBehindNotAnError) {
   foreign.release();
   ASSERT_TRUE(wait_until([&] { return lock_children(s, path).size() == 1; }, 10s))
       << "the foreign node did not go";
-  ASSERT_TRUE(wait_until([&] { return w.done(); }, 10s)) << "children: " << lock_children(s, path).size();
+  ASSERT_TRUE(wait_until([&] { return w.done(); }, 10s))
+      << "children: " << lock_children(s, path).size();
   EXPECT_TRUE(w.acquired()) << w.error();
   m.unlock();
   EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s));

@@ -150,7 +150,8 @@ TEST(MutexLifetimeTest, DeadlinesAtTheEndOfTheClockWaitForTheLock) {
   Mutex m(s, path);
   using TryLock = std::function<bool()>;
   const std::vector<std::pair<const char*, TryLock>> calls = {
-      {"try_lock_for(milliseconds::max())", [&] { return m.try_lock_for(std::chrono::milliseconds::max()); }},
+      {"try_lock_for(milliseconds::max())",
+       [&] { return m.try_lock_for(std::chrono::milliseconds::max()); }},
       {"try_lock_for(hours::max())", [&] { return m.try_lock_for(std::chrono::hours::max()); }},
       {"try_lock_until(steady_clock::time_point::max())",
        [&] { return m.try_lock_until(Clock::time_point::max()); }},
@@ -172,7 +173,8 @@ TEST(MutexLifetimeTest, DeadlinesAtTheEndOfTheClockWaitForTheLock) {
   m.lock();
   std::atomic<int> lost{-1};
   std::thread t([&] { lost = m.wait_lost_for(std::chrono::milliseconds::max()) ? 1 : 0; });
-  EXPECT_FALSE(wait_until([&] { return lost != -1; }, 300ms)) << "wait_lost_for(max) returned at once";
+  EXPECT_FALSE(wait_until([&] { return lost != -1; }, 300ms))
+      << "wait_lost_for(max) returned at once";
   m.unlock();
   t.join();
   EXPECT_EQ(lost.load(), 1);

@@ -4,10 +4,10 @@
 #include <thread>
 #include <vector>
 
+#include "mutex_waiter.h"
 #include "support/fault_proxy.h"
 #include "support/four_letter_words.h"
 #include "support/zk_ensemble.h"
-#include "mutex_waiter.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
@@ -20,10 +20,10 @@ using Clock = std::chrono::steady_clock;
 TEST(MutexTest, BadLockPathsAreRejectedAtConstruction) {
   auto server = shared_server();
   Session s(options_for(server.connect));
-  for (const std::string& bad : {std::string(""), std::string("relative"), std::string("/"),
-                                std::string("/a/"), std::string("/a//b"), std::string("/a/./b"),
-                                std::string("/a/.."), std::string("/a\x01"), std::string("/a\0b", 4),
-                                std::string("/zookeeper"), std::string("/zookeeper/quota/x")}) {
+  for (const std::string& bad :
+       {std::string(""), std::string("relative"), std::string("/"), std::string("/a/"),
+        std::string("/a//b"), std::string("/a/./b"), std::string("/a/.."), std::string("/a\x01"),
+        std::string("/a\0b", 4), std::string("/zookeeper"), std::string("/zookeeper/quota/x")}) {
     EXPECT_THROW(Mutex(s, bad), InvalidArgumentError) << "path: " << bad;
   }
   EXPECT_NO_THROW(Mutex(s, "/zookeeperish/lock"));
@@ -47,7 +47,8 @@ TEST(MutexTest, AcquisitionReportsNodeSequenceCzxidAndSession) {
   EXPECT_EQ(node->stat.czxid, a.czxid);
   EXPECT_EQ(node->stat.ephemeral_owner, s.session_id());
   EXPECT_EQ(a.session_id, s.session_id());
-  EXPECT_NE(node->data.find("\"description\":\"acquisition test\""), std::string::npos) << node->data;
+  EXPECT_NE(node->data.find("\"description\":\"acquisition test\""), std::string::npos)
+      << node->data;
   EXPECT_EQ(parse_contender_name(a.node_path.substr(path.size() + 1))->sequence, a.sequence);
   EXPECT_EQ(g.fencing_token(), FencingToken(a.czxid, a.sequence));
   EXPECT_EQ(g.state(), LockState::kHeld);
@@ -99,14 +100,17 @@ TEST(MutexTest, WaitersAcquireInFifoOrder) {
     mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path));
     waiters.push_back(std::make_unique<Waiter>(*mutexes.back()));
     // Queue them one at a time: waiter i's node exists before waiter i+1 starts.
-    ASSERT_TRUE(wait_until([&] { return lock_children(holder_session, path).size() == static_cast<size_t>(i + 2); }, 10s));
+    ASSERT_TRUE(wait_until(
+        [&] { return lock_children(holder_session, path).size() == static_cast<size_t>(i + 2); },
+        10s));
   }
   auto order = holder.contenders();
   ASSERT_EQ(order.size(), static_cast<size_t>(kWaiters + 1));
   holder.unlock();
   for (int i = 0; i < kWaiters; ++i) {
     ASSERT_TRUE(wait_until([&] { return waiters[i]->acquired(); }, 10s)) << "waiter " << i;
-    for (int j = i + 1; j < kWaiters; ++j) EXPECT_FALSE(waiters[j]->acquired()) << j << " before " << i;
+    for (int j = i + 1; j < kWaiters; ++j)
+      EXPECT_FALSE(waiters[j]->acquired()) << j << " before " << i;
     EXPECT_EQ(mutexes[i]->acquisition()->czxid, order[i + 1].czxid);
     mutexes[i]->unlock();
   }
@@ -181,7 +185,8 @@ TEST(MutexTest, CancelWakesAWaitingLockAndLeavesNothing) {
 TEST(MutexTest, TryLockForIsAnOverallDeadlineNotPerWait) {
   auto server = shared_server();
   const std::string path = unique_path("deadline");
-  Session a(options_for(server.connect)), b(options_for(server.connect)), c(options_for(server.connect));
+  Session a(options_for(server.connect)), b(options_for(server.connect)),
+      c(options_for(server.connect));
   Mutex holder(a, path), ahead(b, path), timed(c, path);
   holder.lock();
   Waiter first_in_queue(ahead);
@@ -269,24 +274,30 @@ TEST(MutexTest, ManyMutexesOverOneSessionFromManyThreads) {
 TEST(MutexTest, OurNodeDeletedWhileWaitingRequeues) {
   auto server = shared_server();
   const std::string path = unique_path("vanish");
-  Session a(options_for(server.connect)), b(options_for(server.connect)), admin(options_for(server.connect));
+  Session a(options_for(server.connect)), b(options_for(server.connect)),
+      admin(options_for(server.connect));
   Mutex holder(a, path), waiter(b, path);
   holder.lock();
   const std::string holder_node = holder.acquisition()->node_path;
   Waiter w(waiter);
   std::string waiter_node;
-  ASSERT_TRUE(wait_until([&] {
-    for (const auto& n : lock_children(admin, path)) {
-      if (path + "/" + n != holder_node) waiter_node = path + "/" + n;
-    }
-    return !waiter_node.empty();
-  }, 5s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        for (const auto& n : lock_children(admin, path)) {
+          if (path + "/" + n != holder_node) waiter_node = path + "/" + n;
+        }
+        return !waiter_node.empty();
+      },
+      5s));
   ASSERT_TRUE(admin.remove(waiter_node));  // an operator deletes the waiter's node
   // The waiter notices and queues again with a new node, behind the holder.
-  ASSERT_TRUE(wait_until([&] {
-    auto kids = lock_children(admin, path);
-    return kids.size() == 2 && path + "/" + kids[0] != waiter_node && path + "/" + kids[1] != waiter_node;
-  }, 5s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto kids = lock_children(admin, path);
+        return kids.size() == 2 && path + "/" + kids[0] != waiter_node &&
+               path + "/" + kids[1] != waiter_node;
+      },
+      5s));
   EXPECT_FALSE(w.acquired());
   holder.unlock();
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 5s));
@@ -323,10 +334,12 @@ class OneShotHook : public FaultHook {
 TEST(MutexTest, LostCreateReplyLeavesNoOrphanAndNoDuplicate) {
   auto server = shared_server();
   const std::string path = unique_path("lostreply");
-  auto hook = std::make_shared<OneShotHook>([](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-    if (op != Operation::kCreate || p.find("-lock-") == std::string_view::npos) return std::nullopt;
-    return FaultDecision::lose_reply(Errc::connection_loss);
-  });
+  auto hook = std::make_shared<OneShotHook>(
+      [](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op != Operation::kCreate || p.find("-lock-") == std::string_view::npos)
+          return std::nullopt;
+        return FaultDecision::lose_reply(Errc::connection_loss);
+      });
   SessionOptions o = options_for(server.connect);
   auto s_owner = open_session(o, hook);
   Session& s = *s_owner;
@@ -348,11 +361,13 @@ TEST(MutexTest, LostCreateReplyNeverAdoptsAnotherSessionsNode) {
   std::string foreign;
   // The create is "lost" and, before we look for it, another session creates a node with our uuid
   // prefix: the name matches but the owner does not - it must not be adopted.
-  auto hook = std::make_shared<OneShotHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-    if (op != Operation::kCreate || p.find("-lock-") == std::string_view::npos) return std::nullopt;
-    foreign = intruder.create(std::string(p), "intruder", CreateMode::kEphemeral);
-    return FaultDecision::fail_before_send(Errc::connection_loss);
-  });
+  auto hook = std::make_shared<OneShotHook>(
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op != Operation::kCreate || p.find("-lock-") == std::string_view::npos)
+          return std::nullopt;
+        foreign = intruder.create(std::string(p), "intruder", CreateMode::kEphemeral);
+        return FaultDecision::fail_before_send(Errc::connection_loss);
+      });
   SessionOptions o = options_for(server.connect);
   auto s_owner = open_session(o, hook);
   Session& s = *s_owner;
@@ -373,12 +388,14 @@ TEST(MutexTest, PredecessorDeletedBetweenListingAndWatch) {
   Mutex holder(a, path);
   holder.lock();
   const std::string holder_node = holder.acquisition()->node_path;
-  // Right before the waiter's getData+watch on its predecessor goes out, the predecessor is deleted.
-  auto hook = std::make_shared<OneShotHook>([&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-    if (op != Operation::kGetData || p != holder_node) return std::nullopt;
-    admin.remove(holder_node);
-    return FaultDecision::pass();
-  });
+  // Right before the waiter's getData+watch on its predecessor goes out, the predecessor is
+  // deleted.
+  auto hook = std::make_shared<OneShotHook>(
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op != Operation::kGetData || p != holder_node) return std::nullopt;
+        admin.remove(holder_node);
+        return FaultDecision::pass();
+      });
   SessionOptions o = options_for(server.connect);
   auto b_owner = open_session(o, hook);
   Session& b = *b_owner;
@@ -392,10 +409,11 @@ TEST(MutexTest, PredecessorDeletedBetweenListingAndWatch) {
 TEST(MutexTest, ReleaseRetriesADeleteThatFailed) {
   auto server = shared_server();
   const std::string path = unique_path("release");
-  auto hook = std::make_shared<OneShotHook>([](Operation op, std::string_view) -> std::optional<FaultDecision> {
-    if (op != Operation::kDelete) return std::nullopt;
-    return FaultDecision::lose_reply(Errc::connection_loss);
-  });
+  auto hook = std::make_shared<OneShotHook>(
+      [](Operation op, std::string_view) -> std::optional<FaultDecision> {
+        if (op != Operation::kDelete) return std::nullopt;
+        return FaultDecision::lose_reply(Errc::connection_loss);
+      });
   SessionOptions o = options_for(server.connect);
   auto s_owner = open_session(o, hook);
   Session& s = *s_owner;
@@ -472,7 +490,8 @@ TEST(MutexTest, ServerRestartWhileHoldingAndWaiting) {
   if (using_external_server()) GTEST_SKIP() << "needs a server of its own to restart";
   auto server = ZkServer::start();
   const std::string path = "/restart/lock";
-  Session a(options_for(server->connect_string(), 10000ms)), b(options_for(server->connect_string(), 10000ms));
+  Session a(options_for(server->connect_string(), 10000ms)),
+      b(options_for(server->connect_string(), 10000ms));
   Mutex holder(a, path), waiter(b, path);
   holder.lock();
   Waiter w(waiter);
@@ -523,10 +542,13 @@ TEST(MutexTest, EnsembleLeaderKilledUnderContention) {
 TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
   auto server = shared_server();
   const std::string path = unique_path("deleted-held");
-  Session a(options_for(server.connect, 2000ms)), b(options_for(server.connect)), admin(options_for(server.connect));
+  Session a(options_for(server.connect, 2000ms)), b(options_for(server.connect)),
+      admin(options_for(server.connect));
   std::atomic<int> lost_callbacks{0};
   MutexOptions mo;
-  mo.on_state_change = [&](LockState st, const Acquisition&) { lost_callbacks += st == LockState::kLost; };
+  mo.on_state_change = [&](LockState st, const Acquisition&) {
+    lost_callbacks += st == LockState::kLost;
+  };
   // Held at once (no watch on its own node: the session's heartbeats read it).
   Mutex first(a, path, mo);
   first.lock();
@@ -546,8 +568,9 @@ TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
 
 TEST(MutexTest, QueueOrderIsNumericAndKnowsWhereItStopsBeingReliable) {
   // Numeric (not string) order, negative numbers included.
-  EXPECT_EQ(queue_order({"a-lock-0000000010", "b-lock-0000000009", "c-lock--000000001", "junk"}),
-            (std::vector<std::string>{"c-lock--000000001", "b-lock-0000000009", "a-lock-0000000010"}));
+  EXPECT_EQ(
+      queue_order({"a-lock-0000000010", "b-lock-0000000009", "c-lock--000000001", "junk"}),
+      (std::vector<std::string>{"c-lock--000000001", "b-lock-0000000009", "a-lock-0000000010"}));
   EXPECT_TRUE(sequence_order_reliable({"a-lock-0000000010", "x__lock__1073741823"}));
   // Near the top (3.8.0 saturates at 2147483647) or after a wrap, numbers do not order the queue.
   EXPECT_FALSE(sequence_order_reliable({"a-lock-0000000010", "_c_a-lock-2147483647"}));

@@ -11,7 +11,8 @@
 namespace zklock::testing {
 namespace {
 
-SessionOptions with_credentials(SessionOptions o, const std::string& user, const std::string& password) {
+SessionOptions with_credentials(SessionOptions o, const std::string& user,
+                                const std::string& password) {
   o.credentials = DigestCredentials{user, password};
   return o;
 }

@@ -66,7 +66,8 @@ TEST(SessionConsoleTest, ADisconnectIsOneLineWhenItHappensAndOneWhenItEnds) {
   ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));
   ASSERT_TRUE(wait_until([&] { return log.count("answers again") == 1; }, 5s)) << log.all();
   EXPECT_EQ(log.count("suspended"), 1u) << log.all();
-  EXPECT_EQ(log.lines().size(), 2u) << "only zklock's two lines at the default level:\n" << log.all();
+  EXPECT_EQ(log.lines().size(), 2u) << "only zklock's two lines at the default level:\n"
+                                    << log.all();
 }
 
 TEST(SessionConsoleTest, AnUnreachableServerDoesNotFloodTheLogAtInfo) {

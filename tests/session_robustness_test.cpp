@@ -15,7 +15,8 @@ namespace {
 // does when it refuses a request synchronously (ZINVALIDSTATE after an expiry, ZCLOSING...).
 class RefuseFirst : public FaultHook {
  public:
-  RefuseFirst(Operation op, std::string path, Errc code) : op_(op), path_(std::move(path)), code_(code) {}
+  RefuseFirst(Operation op, std::string path, Errc code)
+      : op_(op), path_(std::move(path)), code_(code) {}
   FaultDecision on_request(Operation op, std::string_view path) override {
     std::lock_guard lock(mutex_);
     if (fired_ || op != op_ || path != path_) return FaultDecision::pass();
@@ -36,13 +37,16 @@ class RefuseFirst : public FaultHook {
 // (Fails on acef218 by hanging.)
 TEST(SessionRobustnessTest, ARequestRefusedOnTheSpotDoesNotHangTheSession) {
   auto server = shared_server();
-  const bool opened_connected = run_with_deadline([&] {
-    auto session = open_session(options_for(server.connect),
-                                std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state));
-    const bool connected = session->state() == SessionState::kConnected;
-    session->close();
-    return connected;
-  }, 30s, "Session with a refused heartbeat");
+  const bool opened_connected = run_with_deadline(
+      [&] {
+        auto session = open_session(
+            options_for(server.connect),
+            std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state));
+        const bool connected = session->state() == SessionState::kConnected;
+        session->close();
+        return connected;
+      },
+      30s, "Session with a refused heartbeat");
   EXPECT_TRUE(opened_connected);
 }
 
@@ -66,7 +70,8 @@ TEST(SessionRobustnessTest, OptionsAreFittedToTheNegotiatedTimeout) {
       // Healthy for two whole session timeouts: never Suspended or Lost.
       const auto until = std::chrono::steady_clock::now() + 2 * s.negotiated_timeout();
       while (std::chrono::steady_clock::now() < until) {
-        ASSERT_EQ(s.state(), SessionState::kConnected) << "requested " << requested.count() << " ms";
+        ASSERT_EQ(s.state(), SessionState::kConnected)
+            << "requested " << requested.count() << " ms";
         std::this_thread::sleep_for(50ms);
       }
       EXPECT_EQ(s.generation(), 1u);

@@ -41,20 +41,24 @@ class EventLog {
     return out;
   }
   bool wait_for(SessionState s, std::chrono::milliseconds timeout) const {
-    return wait_until([&] {
-      for (const auto& e : entries()) {
-        if (e.event.state == s) return true;
-      }
-      return false;
-    }, timeout);
+    return wait_until(
+        [&] {
+          for (const auto& e : entries()) {
+            if (e.event.state == s) return true;
+          }
+          return false;
+        },
+        timeout);
   }
   /// Listeners run on the events thread, after state() has already changed: wait for the event
   /// itself before reading states().
   bool wait_last(SessionState s, std::chrono::milliseconds timeout) const {
-    return wait_until([&] {
-      const auto all = states();
-      return !all.empty() && all.back() == s;
-    }, timeout);
+    return wait_until(
+        [&] {
+          const auto all = states();
+          return !all.empty() && all.back() == s;
+        },
+        timeout);
   }
   std::optional<Clock::time_point> first(SessionState s) const {
     for (const auto& e : entries()) {
@@ -103,7 +107,7 @@ TEST(SessionTest, BasicOperations) {
   EXPECT_GT(got->stat.czxid, 0);
   EXPECT_EQ(s.set(base + "/a/b", "bye").version, 1);
   EXPECT_THROW(s.set(base + "/a/b", "x", 0), Error);  // version mismatch
-  EXPECT_THROW(s.create(base + "/a/b"), Error);     // exists
+  EXPECT_THROW(s.create(base + "/a/b"), Error);       // exists
   auto kids = s.children(base + "/a");
   ASSERT_TRUE(kids);
   EXPECT_EQ(*kids, std::vector<std::string>{"b"});
@@ -120,10 +124,10 @@ TEST(SessionTest, BadInputIsRejectedWithTypedErrors) {
   };
   auto server = shared_server();
   SessionOptions base = options_for(server.connect);
-  for (const char* connect : {"", "localhost", "127.0.0.1:", ":2181", "127.0.0.1:0", "127.0.0.1:70000",
-                              "127.0.0.1:21x", "127.0.0.1:2181,", "127.0.0.1:2181//x",
-                              "127.0.0.1:2181/x/", "127.0.0.1:2181/a/../b", "127.0.0.1:2181/",
-                              "/chroot-only"}) {
+  for (const char* connect :
+       {"", "localhost", "127.0.0.1:", ":2181", "127.0.0.1:0", "127.0.0.1:70000", "127.0.0.1:21x",
+        "127.0.0.1:2181,", "127.0.0.1:2181//x", "127.0.0.1:2181/x/", "127.0.0.1:2181/a/../b",
+        "127.0.0.1:2181/", "/chroot-only"}) {
     SessionOptions o = base;
     o.connect = connect;
     expect_invalid(o);
@@ -200,9 +204,9 @@ TEST(SessionTest, FrozenServerGivesSuspendedThenLostBeforeExpiryThenANewSession)
   ASSERT_TRUE(log.wait_last(SessionState::kConnected, 5s));
   EXPECT_EQ(s.generation(), 2u);
   EXPECT_NE(s.session_id(), first_id);
-  EXPECT_EQ(log.states(), (std::vector<SessionState>{SessionState::kSuspended, SessionState::kLost,
-                                                     SessionState::kConnecting,
-                                                     SessionState::kConnected}));
+  EXPECT_EQ(log.states(),
+            (std::vector<SessionState>{SessionState::kSuspended, SessionState::kLost,
+                                       SessionState::kConnecting, SessionState::kConnected}));
 }
 
 TEST(SessionTest, ShortServerRestartKeepsTheSameSession) {
@@ -217,7 +221,8 @@ TEST(SessionTest, ShortServerRestartKeepsTheSameSession) {
   ASSERT_TRUE(log.wait_for(SessionState::kConnected, 8s));
   EXPECT_EQ(s.session_id(), id);
   EXPECT_EQ(s.generation(), 1u);
-  EXPECT_EQ(log.states(), (std::vector<SessionState>{SessionState::kSuspended, SessionState::kConnected}));
+  EXPECT_EQ(log.states(),
+            (std::vector<SessionState>{SessionState::kSuspended, SessionState::kConnected}));
 }
 
 TEST(SessionTest, SessionExpiredOnTheServerIsReportedLost) {
@@ -262,13 +267,15 @@ TEST(SessionTest, EnsembleKeepsTheSessionThroughALeaderKill) {
   s.create("/survives", "before");
   ensemble->kill_leader();
   ASSERT_TRUE(ensemble->wait_for_leader(30s));
-  ASSERT_TRUE(wait_until([&] {
-    try {
-      return s.get("/survives").has_value();
-    } catch (const Error&) {
-      return false;
-    }
-  }, 20s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        try {
+          return s.get("/survives").has_value();
+        } catch (const Error&) {
+          return false;
+        }
+      },
+      20s));
   EXPECT_EQ(s.session_id(), id);
   EXPECT_EQ(s.generation(), 1u);
   EXPECT_NE(s.state(), SessionState::kLost);

@@ -2,8 +2,10 @@
 // the pause between acquiring the lock and writing that the stale-holder demonstration needs.
 #pragma once
 
-#include <chrono>
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -11,7 +13,6 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 namespace zklock::examples {
 
@@ -23,8 +24,8 @@ constexpr int kExitRefused = 3;  // the resource refused our write: we were a st
 
 struct CommonOptions {
   std::string connect = "127.0.0.1:2181";
-  std::string path;        // lock path
-  long iterations = 10;    // increments, one lock hold each
+  std::string path;      // lock path
+  long iterations = 10;  // increments, one lock hold each
   long session_timeout_ms = 10'000;
   long pause_before_write_ms = 0;
   std::string hold_until;  // wait for this file to exist before writing
@@ -32,13 +33,12 @@ struct CommonOptions {
 
 // One line to stdout, flushed at once: the tests read these lines from a log file while the
 // process runs (and freeze it once it prints "waiting for <file>").
-inline void say(const std::string& line) {
-  std::cout << line << std::endl;
-}
+inline void say(const std::string& line) { std::cout << line << std::endl; }
 
 // Parses "--name value" and "--name=value". `extra` holds the example's own options with their
 // defaults (filled in on return). Throws std::invalid_argument with a message for bad input.
-inline CommonOptions parse_options(int argc, char** argv, std::map<std::string, std::string>& extra) {
+inline CommonOptions parse_options(int argc, char** argv,
+                                   std::map<std::string, std::string>& extra) {
   CommonOptions o;
   auto number = [](const std::string& name, const std::string& text, long min) {
     char* end = nullptr;
@@ -62,14 +62,22 @@ inline CommonOptions parse_options(int argc, char** argv, std::map<std::string, 
       if (i + 1 >= argc) throw std::invalid_argument("--" + name + " needs a value");
       value = argv[++i];
     }
-    if (name == "connect") o.connect = value;
-    else if (name == "path") o.path = value;
-    else if (name == "iterations") o.iterations = number(name, value, 0);
-    else if (name == "session-timeout") o.session_timeout_ms = number(name, value, 1);
-    else if (name == "pause-before-write-ms") o.pause_before_write_ms = number(name, value, 0);
-    else if (name == "hold-until") o.hold_until = value;
-    else if (extra.count(name)) extra[name] = value;
-    else throw std::invalid_argument("unknown option --" + name);
+    if (name == "connect")
+      o.connect = value;
+    else if (name == "path")
+      o.path = value;
+    else if (name == "iterations")
+      o.iterations = number(name, value, 0);
+    else if (name == "session-timeout")
+      o.session_timeout_ms = number(name, value, 1);
+    else if (name == "pause-before-write-ms")
+      o.pause_before_write_ms = number(name, value, 0);
+    else if (name == "hold-until")
+      o.hold_until = value;
+    else if (extra.count(name))
+      extra[name] = value;
+    else
+      throw std::invalid_argument("unknown option --" + name);
   }
   return o;
 }
@@ -111,10 +119,10 @@ inline const char* common_usage() {
 
 /// The examples' main(): --help, option parsing (a usage error exits 2 with the usage text),
 /// `path` defaulted, then `run`, whose exceptions exit 1 with a message.
-inline int example_main(int argc, char** argv, const std::string& program,
-                        const std::string& default_path, std::map<std::string, std::string> extra,
-                        const std::string& extra_usage,
-                        const std::function<int(CommonOptions&, std::map<std::string, std::string>&)>& run) {
+inline int example_main(
+    int argc, char** argv, const std::string& program, const std::string& default_path,
+    std::map<std::string, std::string> extra, const std::string& extra_usage,
+    const std::function<int(CommonOptions&, std::map<std::string, std::string>&)>& run) {
   const std::string usage = "usage: " + program + " [options]\n" + extra_usage +
                             "  --path PATH                  lock path (default " + default_path +
                             ")\n" + common_usage();

@@ -47,7 +47,8 @@ int run(const CommonOptions& o, const std::string& db_path) {
 
     const FencedCounterStore::Outcome r = store.increment(token);
     if (!r.applied) {
-      say("write refused: token " + token.to_string() + " is older than " + std::to_string(r.state.token));
+      say("write refused: token " + token.to_string() + " is older than " +
+          std::to_string(r.state.token));
       return kExitRefused;
     }
     say("wrote " + std::to_string(r.state.value) + " with token " + token.to_string());
@@ -62,5 +63,7 @@ int main(int argc, char** argv) {
       argc, argv, "zklock-example-fenced-counter", "/zklock-examples/fenced-counter",
       {{"db", "fenced-counter.db"}},
       "  --db FILE                    SQLite database (default fenced-counter.db)\n",
-      [](CommonOptions& o, std::map<std::string, std::string>& extra) { return run(o, extra["db"]); });
+      [](CommonOptions& o, std::map<std::string, std::string>& extra) {
+        return run(o, extra["db"]);
+      });
 }

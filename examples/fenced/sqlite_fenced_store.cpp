@@ -36,9 +36,12 @@ class Statement {
 
 }  // namespace
 
-FencedCounterStore::FencedCounterStore(const std::string& path, std::chrono::milliseconds busy_timeout) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
-    const std::string message = "open " + path + ": " + (db_ ? sqlite3_errmsg(db_) : "out of memory");
+FencedCounterStore::FencedCounterStore(const std::string& path,
+                                       std::chrono::milliseconds busy_timeout) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    const std::string message =
+        "open " + path + ": " + (db_ ? sqlite3_errmsg(db_) : "out of memory");
     sqlite3_close(db_);
     throw std::runtime_error("sqlite: " + message);
   }
@@ -72,7 +75,8 @@ FencedCounterStore::State FencedCounterStore::read() const {
 }
 
 FencedCounterStore::Outcome FencedCounterStore::increment(zklock::FencingToken token) {
-  if (!token.valid()) throw std::invalid_argument("FencedCounterStore::increment: empty fencing token");
+  if (!token.valid())
+    throw std::invalid_argument("FencedCounterStore::increment: empty fencing token");
   // The transaction only takes the write lock up front (see the constructor); the fence itself is
   // the single UPDATE: compare and write in one statement.
   exec("BEGIN IMMEDIATE");
@@ -101,7 +105,8 @@ FencedCounterStore::Outcome FencedCounterStore::increment(zklock::FencingToken t
 void FencedCounterStore::exec(const char* sql) {
   char* error = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
-    const std::string message = std::string("sqlite: ") + sql + ": " + (error ? error : "unknown error");
+    const std::string message =
+        std::string("sqlite: ") + sql + ": " + (error ? error : "unknown error");
     sqlite3_free(error);
     throw std::runtime_error(message);
   }

@@ -11,10 +11,10 @@
 //   UPDATE counter SET value = value + 1, token = ?1 WHERE id = 1 AND token <= ?1
 //
 // The comparison and the write happen atomically inside SQLite, so a holder that was paused past
-// its lock's expiry - and does not know it - cannot overwrite the work of the holder that took over:
-// the new holder's token is larger, it is stored by the new holder's first write, and from then on
-// every write with the old token matches no row. Equal tokens are accepted: one holder may write
-// several times under one acquisition.
+// its lock's expiry - and does not know it - cannot overwrite the work of the holder that took
+// over: the new holder's token is larger, it is stored by the new holder's first write, and from
+// then on every write with the old token matches no row. Equal tokens are accepted: one holder may
+// write several times under one acquisition.
 //
 // Several processes may share the database file: SQLite's busy timeout makes a process that finds
 // the file locked wait for it instead of failing. The UPDATE runs inside BEGIN IMMEDIATE only so

@@ -52,7 +52,8 @@ int run(const CommonOptions& o, const std::string& counter_path) {
     try {
       value = std::stoll(node->data);
     } catch (const std::exception&) {
-      throw std::runtime_error("counter node " + counter_path + " holds \"" + node->data + "\", not a number");
+      throw std::runtime_error("counter node " + counter_path + " holds \"" + node->data +
+                               "\", not a number");
     }
     pause_before_write(o);  // the read is done, the write not yet: the classic place to be paused
 
@@ -73,7 +74,8 @@ int run(const CommonOptions& o, const std::string& counter_path) {
 
 int main(int argc, char** argv) {
   return example_main(
-      argc, argv, "zklock-example-znode-counter", "/zklock-examples/znode-counter", {{"counter", ""}},
+      argc, argv, "zklock-example-znode-counter", "/zklock-examples/znode-counter",
+      {{"counter", ""}},
       "  --counter PATH               the counter znode (default <lock path>-value)\n",
       [](CommonOptions& o, std::map<std::string, std::string>& extra) {
         return run(o, extra["counter"].empty() ? o.path + "-value" : extra["counter"]);

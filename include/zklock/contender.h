@@ -17,8 +17,8 @@ enum class NodeNaming {
 };
 
 struct Contender {
-  std::string name;                  // node name (not path)
-  std::int32_t sequence = 0;         // parsed signed sequence number
+  std::string name;           // node name (not path)
+  std::int32_t sequence = 0;  // parsed signed sequence number
   NodeNaming naming = NodeNaming::kProtected;
   std::int64_t czxid = 0;            // 0 if the node went away before it could be read
   std::int64_t ephemeral_owner = 0;  // owning session id

@@ -29,13 +29,15 @@ class FencedWrite {
   };
 
   /// Adds: create `path` with `data`.
-  FencedWrite& create(std::string path, std::string data = {}, CreateMode mode = CreateMode::kPersistent) {
+  FencedWrite& create(std::string path, std::string data = {},
+                      CreateMode mode = CreateMode::kPersistent) {
     ops_.push_back({Op::Kind::kCreate, std::move(path), std::move(data), -1, mode});
     return *this;
   }
   /// Adds: set `path`'s data if its version matches (-1: any).
   FencedWrite& set(std::string path, std::string data, int version = -1) {
-    ops_.push_back({Op::Kind::kSet, std::move(path), std::move(data), version, CreateMode::kPersistent});
+    ops_.push_back(
+        {Op::Kind::kSet, std::move(path), std::move(data), version, CreateMode::kPersistent});
     return *this;
   }
   /// Adds: delete `path` if its version matches (-1: any).

@@ -1,10 +1,10 @@
 // zklock/fencing_token.h: FencingToken, the number a resource checks to refuse a stale lock holder.
 //
-// A token is the czxid of the holder's lock node: the zxid of the transaction that created it. Zxids
-// grow with every write to the ensemble and never repeat, so for one lock path a later holder always
-// has a larger token - also after the lock's parent node was deleted and re-created, and across the
-// 2^31 wrap of sequence numbers. The node's sequence number is kept too (it is what the recipe
-// queues by), but it orders holders only while the parent node lives and below 2^31; see
+// A token is the czxid of the holder's lock node: the zxid of the transaction that created it.
+// Zxids grow with every write to the ensemble and never repeat, so for one lock path a later holder
+// always has a larger token - also after the lock's parent node was deleted and re-created, and
+// across the 2^31 wrap of sequence numbers. The node's sequence number is kept too (it is what the
+// recipe queues by), but it orders holders only while the parent node lives and below 2^31; see
 // docs/fencing.md before using it as a token.
 //
 // A resource keeps the largest token it has accepted and refuses any write with a smaller one, in
@@ -46,12 +46,24 @@ class FencingToken {
   }
 
   // Tokens compare by value() only.
-  friend constexpr bool operator==(FencingToken a, FencingToken b) noexcept { return a.czxid_ == b.czxid_; }
-  friend constexpr bool operator!=(FencingToken a, FencingToken b) noexcept { return a.czxid_ != b.czxid_; }
-  friend constexpr bool operator<(FencingToken a, FencingToken b) noexcept { return a.czxid_ < b.czxid_; }
-  friend constexpr bool operator>(FencingToken a, FencingToken b) noexcept { return a.czxid_ > b.czxid_; }
-  friend constexpr bool operator<=(FencingToken a, FencingToken b) noexcept { return a.czxid_ <= b.czxid_; }
-  friend constexpr bool operator>=(FencingToken a, FencingToken b) noexcept { return a.czxid_ >= b.czxid_; }
+  friend constexpr bool operator==(FencingToken a, FencingToken b) noexcept {
+    return a.czxid_ == b.czxid_;
+  }
+  friend constexpr bool operator!=(FencingToken a, FencingToken b) noexcept {
+    return a.czxid_ != b.czxid_;
+  }
+  friend constexpr bool operator<(FencingToken a, FencingToken b) noexcept {
+    return a.czxid_ < b.czxid_;
+  }
+  friend constexpr bool operator>(FencingToken a, FencingToken b) noexcept {
+    return a.czxid_ > b.czxid_;
+  }
+  friend constexpr bool operator<=(FencingToken a, FencingToken b) noexcept {
+    return a.czxid_ <= b.czxid_;
+  }
+  friend constexpr bool operator>=(FencingToken a, FencingToken b) noexcept {
+    return a.czxid_ >= b.czxid_;
+  }
   friend std::ostream& operator<<(std::ostream& os, FencingToken t) { return os << t.czxid_; }
 
  private:

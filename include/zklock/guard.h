@@ -56,10 +56,13 @@ class Guard {
   void throw_if_lost() const {
     const LockState s = state();
     if (s != LockState::kHeld && s != LockState::kSuspended)
-      throw LockLostError("zklock::Guard: lock on " + mutex_.path() + " is " + std::string(to_string(s)));
+      throw LockLostError("zklock::Guard: lock on " + mutex_.path() + " is " +
+                          std::string(to_string(s)));
   }
   /// Effects: waits until the lock is lost or `timeout` passes. Returns: true if lost.
-  bool wait_lost_for(std::chrono::milliseconds timeout) const { return mutex_.wait_lost_for(timeout); }
+  bool wait_lost_for(std::chrono::milliseconds timeout) const {
+    return mutex_.wait_lost_for(timeout);
+  }
 
   Mutex& mutex() const noexcept { return mutex_; }
 

@@ -22,10 +22,14 @@ enum class LockState { kNotHeld, kHeld, kSuspended, kLost };
 
 constexpr std::string_view to_string(LockState s) noexcept {
   switch (s) {
-    case LockState::kNotHeld: return "NotHeld";
-    case LockState::kHeld: return "Held";
-    case LockState::kSuspended: return "Suspended";
-    case LockState::kLost: return "Lost";
+    case LockState::kNotHeld:
+      return "NotHeld";
+    case LockState::kHeld:
+      return "Held";
+    case LockState::kSuspended:
+      return "Suspended";
+    case LockState::kLost:
+      return "Lost";
   }
   return "?";
 }

@@ -1,11 +1,11 @@
 // zklock/mutex.h: Mutex, a fair distributed lock on a ZooKeeper path.
 //
 // Acquire: create "<path>/_c_<uuid>-lock-" EPHEMERAL_SEQUENTIAL (Apache Curator's protected name,
-// so Curator's InterProcessMutex - and kazoo's Lock with extra_lock_patterns=["-lock-"] - queue with
-// us on one path), and list the children in the same round trip. The first in line holds the lock.
-// Everyone else watches only its direct predecessor, with a read that sets the watch in the same
-// call; when the predecessor goes, it looks again. One release wakes one waiter (no herd); the queue
-// is first come, first served in the order the server created the nodes.
+// so Curator's InterProcessMutex - and kazoo's Lock with extra_lock_patterns=["-lock-"] - queue
+// with us on one path), and list the children in the same round trip. The first in line holds the
+// lock. Everyone else watches only its direct predecessor, with a read that sets the watch in the
+// same call; when the predecessor goes, it looks again. One release wakes one waiter (no herd); the
+// queue is first come, first served in the order the server created the nodes.
 //
 // A Mutex object is one contender. It is Lockable and TimedLockable, so std::lock_guard,
 // std::unique_lock (also with try_to_lock and timeouts), std::scoped_lock(a, b) and std::lock work.
@@ -84,15 +84,16 @@ class Mutex {
   ///   meanwhile): such an acquisition queues again.
   /// Throws: Error(would_deadlock) if the calling thread holds this Mutex; CancelledError after
   ///   cancel() or when the Mutex is destroyed meanwhile; ClosedError if the Session is closed;
-  ///   NotAuthorizedError if ACLs refuse our node. Whatever the exit, no node of ours is left behind
-  ///   when lock() throws.
+  ///   NotAuthorizedError if ACLs refuse our node. Whatever the exit, no node of ours is left
+  ///   behind when lock() throws.
   void lock();
 
   /// Effects: one attempt: create, list, and keep the node only if it is first.
   /// Returns: true if acquired. Throws: as lock(), except CancelledError (returns false).
   [[nodiscard]] bool try_lock();
 
-  /// Effects: as lock(), but gives up when `timeout` has passed (an overall deadline, not per wait);
+  /// Effects: as lock(), but gives up when `timeout` has passed (an overall deadline, not per
+  /// wait);
   ///   a timeout <= 0 acts as try_lock(); a timeout of a century or more (duration::max()) waits as
   ///   long as lock() does. On giving up, our node and watch are removed.
   /// Returns: true if acquired; false on timeout or cancel().

@@ -53,8 +53,8 @@ struct SessionOptions {
   /// leader has counted stays fresh. Default T / 10.
   std::chrono::milliseconds heartbeat_interval{0};
 
-  /// Safety margin m: Lost is declared when (send time of the last leader-confirmed request) + T - m
-  /// has passed. m covers clock-rate drift between this machine and the server, the one-way delay
+  /// Safety margin m: Lost is declared when (send time of the last leader-confirmed request) + T -
+  /// m has passed. m covers clock-rate drift between this machine and the server, the one-way delay
   /// between a follower and its leader, and the time to tell listeners. Default max(T / 20, 50 ms).
   std::chrono::milliseconds lost_margin{0};
 

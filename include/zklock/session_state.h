@@ -25,11 +25,16 @@ enum class SessionState { kConnecting, kConnected, kSuspended, kLost, kClosed };
 
 constexpr std::string_view to_string(SessionState s) noexcept {
   switch (s) {
-    case SessionState::kConnecting: return "Connecting";
-    case SessionState::kConnected: return "Connected";
-    case SessionState::kSuspended: return "Suspended";
-    case SessionState::kLost: return "Lost";
-    case SessionState::kClosed: return "Closed";
+    case SessionState::kConnecting:
+      return "Connecting";
+    case SessionState::kConnected:
+      return "Connected";
+    case SessionState::kSuspended:
+      return "Suspended";
+    case SessionState::kLost:
+      return "Lost";
+    case SessionState::kClosed:
+      return "Closed";
   }
   return "?";
 }

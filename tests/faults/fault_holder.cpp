@@ -32,8 +32,8 @@
 // Signals: SIGTERM/SIGINT - release (or leave the queue) and exit 0; SIGUSR1 - end the current
 // hold (release); SIGUSR2 - one "late" write with the last token held, whatever the state (logged
 // late=1; the test uses it to show that an old holder's late write is refused).
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -75,7 +75,9 @@ class EventLog {
     std::lock_guard lock(mutex_);
     (void)!::write(fd_, text.data(), text.size());
   }
-  void line(const std::string& kind, const std::string& fields = {}) { line(monotonic_ns(), kind, fields); }
+  void line(const std::string& kind, const std::string& fields = {}) {
+    line(monotonic_ns(), kind, fields);
+  }
 
  private:
   int fd_ = -1;
@@ -101,7 +103,8 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr, "fault_holder: %s\n(see the comment at the top of tests/faults/fault_holder.cpp)\n",
+  std::fprintf(stderr,
+               "fault_holder: %s\n(see the comment at the top of tests/faults/fault_holder.cpp)\n",
                why.c_str());
   std::exit(2);
 }
@@ -124,26 +127,44 @@ Options parse(int argc, char** argv) {
       if (v.empty() || *end != '\0' || n < 0) usage("bad number for " + a + ": " + v);
       return n;
     };
-    if (a == "--connect") o.connect = value();
-    else if (a == "--path") o.path = value();
-    else if (a == "--id") o.id = value();
-    else if (a == "--log") o.log = value();
-    else if (a == "--store") o.store = value();
-    else if (a == "--session-timeout-ms") o.session_timeout_ms = number();
-    else if (a == "--writes") o.writes = number();
-    else if (a == "--write-pause-ms") o.write_pause_ms = number();
-    else if (a == "--hold-ms") o.hold_ms = number();
-    else if (a == "--hold-until-signal") o.hold_until_signal = true;
-    else if (a == "--idle-ms") o.idle_ms = number();
-    else if (a == "--rounds") o.rounds = number();
-    else if (a == "--linger") o.linger = true;
-    else if (a == "--pause-before-write") o.pause_before_write = number();
-    else if (a == "--ignore-lost") o.ignore_lost = true;
-    else if (a == "--stale-token") o.stale_token = true;
-    else usage("unknown option " + a);
+    if (a == "--connect")
+      o.connect = value();
+    else if (a == "--path")
+      o.path = value();
+    else if (a == "--id")
+      o.id = value();
+    else if (a == "--log")
+      o.log = value();
+    else if (a == "--store")
+      o.store = value();
+    else if (a == "--session-timeout-ms")
+      o.session_timeout_ms = number();
+    else if (a == "--writes")
+      o.writes = number();
+    else if (a == "--write-pause-ms")
+      o.write_pause_ms = number();
+    else if (a == "--hold-ms")
+      o.hold_ms = number();
+    else if (a == "--hold-until-signal")
+      o.hold_until_signal = true;
+    else if (a == "--idle-ms")
+      o.idle_ms = number();
+    else if (a == "--rounds")
+      o.rounds = number();
+    else if (a == "--linger")
+      o.linger = true;
+    else if (a == "--pause-before-write")
+      o.pause_before_write = number();
+    else if (a == "--ignore-lost")
+      o.ignore_lost = true;
+    else if (a == "--stale-token")
+      o.stale_token = true;
+    else
+      usage("unknown option " + a);
   }
   if (o.id.empty() || o.log.empty()) usage("--id and --log are required");
-  if (o.id.find_first_of(" \t\n=") != std::string::npos) usage("--id must not contain spaces or '='");
+  if (o.id.find_first_of(" \t\n=") != std::string::npos)
+    usage("--id must not contain spaces or '='");
   if (o.mode == "holder" && (o.connect.empty() || o.path.empty() || o.store.empty())) {
     usage("holder needs --connect, --path and --store");
   }
@@ -152,7 +173,8 @@ Options parse(int argc, char** argv) {
 
 std::string hex(std::int64_t v) {
   char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(static_cast<std::uint64_t>(v)));
+  std::snprintf(buf, sizeof buf, "0x%llx",
+                static_cast<unsigned long long>(static_cast<std::uint64_t>(v)));
   return buf;
 }
 
@@ -178,8 +200,9 @@ std::optional<FencedStoreClient::Reply> logged_write(FencedStoreClient& store, s
                                                      std::int64_t token, bool late,
                                                      bool self_stop_check) {
   const std::int64_t n = ++g_write_no;
-  g_log.line(t0, "write_attempt", "n=" + std::to_string(n) + " token=" + std::to_string(token) +
-                                      " late=" + (late ? "1" : "0"));
+  g_log.line(
+      t0, "write_attempt",
+      "n=" + std::to_string(n) + " token=" + std::to_string(token) + " late=" + (late ? "1" : "0"));
   if (self_stop_check && g_options.pause_before_write == n) {
     // Paused between the state check and the write, like a GC pause at the worst moment.
     g_log.line("self_stop", "n=" + std::to_string(n));
@@ -237,7 +260,8 @@ void sleep_ms(long ms) {
 int run_command() {
   const char* token_text = std::getenv("ZKLOCK_FENCING_TOKEN");
   const auto token = zklock::FencingToken::parse(token_text ? token_text : "");
-  g_log.line("started", "pid=" + std::to_string(::getpid()) + " token=" + (token ? token->to_string() : "none"));
+  g_log.line("started", "pid=" + std::to_string(::getpid()) +
+                            " token=" + (token ? token->to_string() : "none"));
   if (token) g_last_token = token->value();
   std::unique_ptr<FencedStoreClient> store;
   if (!g_options.store.empty()) store = std::make_unique<FencedStoreClient>(g_options.store);
@@ -278,16 +302,17 @@ int run_holder() {
                               " prev=" + std::string(zklock::to_string(e.previous)) +
                               " gen=" + std::to_string(e.generation) + " sid=" + hex(e.session_id));
   });
-  g_log.line("session", "state=Connected prev=Connecting gen=" + std::to_string(session->generation()) +
-                            " sid=" + hex(session->session_id()) +
-                            " timeout_ms=" + std::to_string(session->negotiated_timeout().count()) +
-                            " initial=1");
+  g_log.line("session",
+             "state=Connected prev=Connecting gen=" + std::to_string(session->generation()) +
+                 " sid=" + hex(session->session_id()) + " timeout_ms=" +
+                 std::to_string(session->negotiated_timeout().count()) + " initial=1");
 
   zklock::MutexOptions mo;
   mo.description = "fault_holder " + o.id;
   mo.on_state_change = [](zklock::LockState s, const zklock::Acquisition& a) {
-    g_log.line("lock_state", "state=" + std::string(zklock::to_string(s)) + " token=" +
-                                 std::to_string(a.token().value()) + " gen=" + std::to_string(a.generation));
+    g_log.line("lock_state", "state=" + std::string(zklock::to_string(s)) +
+                                 " token=" + std::to_string(a.token().value()) +
+                                 " gen=" + std::to_string(a.generation));
   };
   zklock::Mutex mutex(*session, o.path, mo);
   g_mutex = &mutex;
@@ -315,7 +340,8 @@ int run_holder() {
                "token=" + std::to_string(token) + " seq=" + std::to_string(acq.sequence) +
                    " gen=" + std::to_string(acq.generation) + " sid=" + hex(acq.session_id));
 
-    const auto hold_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.hold_ms);
+    const auto hold_deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(o.hold_ms);
     long writes_done = 0;
     std::string reason = "done";
     for (;;) {
@@ -358,9 +384,11 @@ int run_holder() {
     }
     const std::string state(zklock::to_string(mutex.state()));
     if (reason == "lost" || reason == "fenced" || reason == "store-error") {
-      g_log.line("gave_up", "token=" + std::to_string(token) + " reason=" + reason + " state=" + state);
+      g_log.line("gave_up",
+                 "token=" + std::to_string(token) + " reason=" + reason + " state=" + state);
     } else {
-      g_log.line("released", "token=" + std::to_string(token) + " reason=" + reason + " state=" + state);
+      g_log.line("released",
+                 "token=" + std::to_string(token) + " reason=" + reason + " state=" + state);
     }
     mutex.unlock();
     ++rounds_done;
@@ -384,8 +412,8 @@ int main(int argc, char** argv) {
   for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&set, s);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread(signal_thread, set).detach();
-  g_log.line("start", "id=" + g_options.id + " pid=" + std::to_string(::getpid()) + " mode=" + g_options.mode +
-                          (g_options.ignore_lost ? " ignore_lost=1" : "") +
+  g_log.line("start", "id=" + g_options.id + " pid=" + std::to_string(::getpid()) + " mode=" +
+                          g_options.mode + (g_options.ignore_lost ? " ignore_lost=1" : "") +
                           (g_options.stale_token ? " stale_token=1" : ""));
   try {
     const int code = g_options.mode == "command" ? run_command() : run_holder();

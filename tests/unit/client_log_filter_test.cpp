@@ -85,7 +85,8 @@ TEST(ClientLogFilterTest, DebugShowsEverythingUnchanged) {
 }
 
 TEST(ClientLogFilterTest, ShapeIgnoresNumbersAndThePrefix) {
-  EXPECT_EQ(ClientLogFilter::shape_of(kConnectFailed), ClientLogFilter::shape_of(kConnectFailedOtherPort));
+  EXPECT_EQ(ClientLogFilter::shape_of(kConnectFailed),
+            ClientLogFilter::shape_of(kConnectFailedOtherPort));
   EXPECT_NE(ClientLogFilter::shape_of(kConnectFailed), ClientLogFilter::shape_of(kDelaying));
   EXPECT_EQ(ClientLogFilter::shape_of("x 0x7fab12 y 42"), "x # y #");
 }

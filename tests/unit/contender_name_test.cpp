@@ -62,7 +62,9 @@ TEST(ContenderNameTest, RefusesNamesThatAreNotContenders) {
     EXPECT_EQ(parsed(name), "not a contender") << "'" << name << "'";
   }
   EXPECT_EQ(parsed(std::string(100000, 'n')), "not a contender");
-  EXPECT_EQ(parsed(std::string("x-lock-000000\0001", 17)), "not a contender");
+  const std::string nul_among_digits = std::string("x-lock-000000") + '\0' + "001";
+  ASSERT_EQ(nul_among_digits.size(), 17U);
+  EXPECT_EQ(parsed(nul_among_digits), "not a contender");
 }
 
 // Only what printf("%010d") writes is a sequence number (found by the fuzz target): a name whose

@@ -36,7 +36,7 @@ TEST(LivenessSettingsTest, DefaultsFollowTheNegotiatedTimeout) {
   EXPECT_EQ(s.suspend_after, 2s);
   EXPECT_EQ(s.reconnect_interval, 150ms);
   const auto small = settings_for(1s);
-  EXPECT_EQ(small.lost_margin, 50ms);        // max(T/20, 50 ms)
+  EXPECT_EQ(small.lost_margin, 50ms);          // max(T/20, 50 ms)
   EXPECT_EQ(small.reconnect_interval, 125ms);  // at most T/8
 }
 

@@ -1,12 +1,13 @@
 // Lock node names and uuids without a server: the protected name, finding our own nodes after a
 // lost create reply, and uuids that do not repeat.
+#include "lock_node_name.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <thread>
 #include <vector>
 
-#include "lock_node_name.h"
 #include "random_uuid.h"
 
 namespace zklock::detail {

@@ -26,7 +26,8 @@ namespace zklock::bench {
 class CountingHook final : public zklock::testing::FaultHook {
  public:
   static constexpr int kOps = 9;
-  zklock::testing::FaultDecision on_request(zklock::testing::Operation op, std::string_view) override {
+  zklock::testing::FaultDecision on_request(zklock::testing::Operation op,
+                                            std::string_view) override {
     const auto i = static_cast<std::size_t>(op);
     if (i < kOps) counts_[i].fetch_add(1, std::memory_order_relaxed);
     return zklock::testing::FaultDecision::pass();
@@ -84,8 +85,8 @@ struct ServerWindow {
   void put_client_requests(JsonLine& out, double n) const {
     if (!counting_hook() || n <= 0) return;
     static const char* const names[CountingHook::kOps] = {
-        "req_create_per_acq",   "req_delete_per_acq",        "req_get_data_per_acq",
-        "req_set_data_per_acq", "req_get_children_per_acq",  "req_exists_per_acq",
+        "req_create_per_acq",   "req_delete_per_acq",         "req_get_data_per_acq",
+        "req_set_data_per_acq", "req_get_children_per_acq",   "req_exists_per_acq",
         "req_multi_per_acq",    "req_remove_watches_per_acq", "req_sync_per_acq"};
     for (std::size_t i = 0; i < CountingHook::kOps; ++i) {
       out.number(names[i], static_cast<double>(hook_after[i] - hook_before[i]) / n, 3);

@@ -49,9 +49,9 @@ struct FaultDecision {
 };
 
 /// Decides the fate of each request. Called on whichever thread sends the request (an application
-/// thread, zklock's monitor thread or the C client's completion thread), possibly while zklock holds
-/// locks of its own (a Mutex sends its requests under its lock): it must be thread-safe, must not
-/// call back into the Session it belongs to or its Mutexes, and must not wait for anything that
+/// thread, zklock's monitor thread or the C client's completion thread), possibly while zklock
+/// holds locks of its own (a Mutex sends its requests under its lock): it must be thread-safe, must
+/// not call back into the Session it belongs to or its Mutexes, and must not wait for anything that
 /// does. It may block otherwise (stop a server, use another Session): that thread's requests wait.
 class FaultHook {
  public:

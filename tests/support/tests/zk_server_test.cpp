@@ -4,6 +4,8 @@
 //
 // The ZooKeeper C client is used directly (RawZkClient, not zklock) to create the sessions,
 // ephemerals and watches that the server then shows.
+#include "support/zk_server.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -22,7 +24,6 @@
 #include "support/unique_name.h"
 #include "support/wait.h"
 #include "support/zk_ensemble.h"
-#include "support/zk_server.h"
 
 namespace zklock::testing {
 namespace {
@@ -35,7 +36,9 @@ bool contains(const std::vector<std::string>& haystack, const std::string& needl
 }
 
 // A top-level znode no other test uses: tests may share a server.
-std::string unique_path(const std::string& name) { return "/" + unique_name("zklock-harness-" + name); }
+std::string unique_path(const std::string& name) {
+  return "/" + unique_name("zklock-harness-" + name);
+}
 
 // =============================================================================================
 // Standalone server
@@ -152,10 +155,11 @@ TEST(SharedServerTest, WatchesAndEphemeralsAreVisibleThroughFourLetterWords) {
   std::array<char, 16> buffer{};
   int length = static_cast<int>(buffer.size());
   Stat stat{};
-  ASSERT_EQ(
-      zoo_wget(client->handle(), data.c_str(), ignore_watch_events, nullptr, buffer.data(), &length, &stat),
-      ZOK);
-  ASSERT_EQ(zoo_wexists(client->handle(), absent.c_str(), ignore_watch_events, nullptr, &stat), ZNONODE);
+  ASSERT_EQ(zoo_wget(client->handle(), data.c_str(), ignore_watch_events, nullptr, buffer.data(),
+                     &length, &stat),
+            ZOK);
+  ASSERT_EQ(zoo_wexists(client->handle(), absent.c_str(), ignore_watch_events, nullptr, &stat),
+            ZNONODE);
 
   // On a standalone server this is immediate; polling keeps it right on an external ensemble.
   EXPECT_TRUE(wait_until(
