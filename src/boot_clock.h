@@ -7,12 +7,13 @@
 // hypervisor without the guest knowing (its clocks may jump or not, depending on the platform).
 #pragma once
 
-#include <time.h>
-
 #include <chrono>
+#include <ctime>
 
 namespace zklock::detail {
 
+// The member names are the ones the standard's Clock requirements prescribe.
+// NOLINTBEGIN(readability-identifier-naming)
 struct BootClock {
   using duration = std::chrono::nanoseconds;
   using rep = duration::rep;
@@ -26,6 +27,7 @@ struct BootClock {
     return time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
   }
 };
+// NOLINTEND(readability-identifier-naming)
 
 /// The steady_clock time point that corresponds to `t` (for waits and for the public API).
 inline std::chrono::steady_clock::time_point to_steady(BootClock::time_point t) noexcept {

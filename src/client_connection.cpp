@@ -3,6 +3,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <cstring>
+#include <system_error>
 #include <utility>
 
 namespace zklock::detail {
@@ -260,8 +261,8 @@ ClientConnection::ClientConnection(const std::string& connect,
                       nullptr, this, ZOO_NO_LOG_CLIENTENV, log_callback);
   if (zh_ == nullptr) {
     throw InvalidArgumentError("connect string \"" + connect +
-                               "\": the ZooKeeper client refused it (" + std::strerror(errno) +
-                               ")");
+                               "\": the ZooKeeper client refused it (" +
+                               std::generic_category().message(errno) + ")");
   }
 }
 

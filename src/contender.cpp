@@ -2,6 +2,7 @@
 #include "zklock/contender.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -24,9 +25,12 @@ std::optional<std::int32_t> parse_sequence(std::string_view digits) noexcept {
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
   if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
-  char canonical[16];
-  std::snprintf(canonical, sizeof canonical, "%010d", static_cast<int>(value));
-  if (digits != canonical) return std::nullopt;
+  std::array<char, 16> canonical{};
+  const int written =
+      std::snprintf(canonical.data(), canonical.size(), "%010d", static_cast<int>(value));
+  if (digits != std::string_view(canonical.data(), static_cast<std::size_t>(written))) {
+    return std::nullopt;
+  }
   return static_cast<std::int32_t>(value);
 }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 
 namespace zklock::detail {
@@ -28,9 +29,10 @@ std::string json_escape(const std::string& text) {
         break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(ch));
-          out += buf;
+          std::array<char, 8> escaped{};
+          std::snprintf(escaped.data(), escaped.size(), R"(\u%04x)",
+                        static_cast<unsigned char>(ch));
+          out += escaped.data();
         } else {
           out += ch;
         }
@@ -40,11 +42,11 @@ std::string json_escape(const std::string& text) {
 }
 
 std::string holder_identity(const std::string& description) {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  std::string json = "{\"lib\":\"zklock\",\"host\":\"" + json_escape(host) +
-                     "\",\"pid\":" + std::to_string(getpid());
-  if (!description.empty()) json += ",\"description\":\"" + json_escape(description) + "\"";
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  std::string json = R"({"lib":"zklock","host":")" + json_escape(host.data()) + R"(","pid":)" +
+                     std::to_string(getpid());
+  if (!description.empty()) json += R"(,"description":")" + json_escape(description) + "\"";
   json += "}";
   return json;
 }

@@ -21,17 +21,18 @@ Duration pick(milliseconds requested, Duration limit, Duration fallback, bool& d
 
 LivenessSettings LivenessSettings::fitted(const SessionOptions& o, milliseconds t,
                                           bool* fitted_down) {
-  const Duration T = t;
+  const Duration timeout = t;
   bool did_not_fit = false;
   LivenessSettings s;
-  s.session_timeout = T;
-  s.heartbeat_interval = pick(o.heartbeat_interval, T / 2, T / 10, did_not_fit);
+  s.session_timeout = timeout;
+  s.heartbeat_interval = pick(o.heartbeat_interval, timeout / 2, timeout / 10, did_not_fit);
   s.lost_margin =
-      pick(o.lost_margin, T / 2,
-           std::min<Duration>(std::max<Duration>(T / 20, milliseconds(50)), T / 4), did_not_fit);
-  s.suspend_after = pick(o.suspend_after, T, T / 3, did_not_fit);
-  s.reconnect_interval =
-      pick(o.reconnect_interval, T / 4, std::min<Duration>(milliseconds(150), T / 8), did_not_fit);
+      pick(o.lost_margin, timeout / 2,
+           std::min<Duration>(std::max<Duration>(timeout / 20, milliseconds(50)), timeout / 4),
+           did_not_fit);
+  s.suspend_after = pick(o.suspend_after, timeout, timeout / 3, did_not_fit);
+  s.reconnect_interval = pick(o.reconnect_interval, timeout / 4,
+                              std::min<Duration>(milliseconds(150), timeout / 8), did_not_fit);
   if (fitted_down) *fitted_down = did_not_fit;
   return s;
 }

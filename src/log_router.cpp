@@ -38,7 +38,7 @@ struct Router {
 };
 
 Router& router() {
-  static Router* r = new Router();  // never destroyed: C client threads may log during exit
+  static auto* r = new Router();  // never destroyed: C client threads may log during exit
   return *r;
 }
 
@@ -108,7 +108,7 @@ void update_process_level_locked() {
 
 }  // namespace
 
-LogSlot::LogSlot(LogSink sink, LogLevel level) : slot_(-1) {
+LogSlot::LogSlot(LogSink sink, LogLevel level) {
   std::unique_lock lock(router().mutex);
   for (int i = 0; i < kSlots; ++i) {
     Slot& s = router().slots[i];

@@ -31,7 +31,7 @@ class LogSlot {
   void log(LogLevel level, std::string_view line) const;
 
  private:
-  int slot_;
+  int slot_ = -1;
 };
 
 }  // namespace zklock::detail

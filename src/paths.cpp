@@ -15,8 +15,10 @@ std::string znode_path_problem(std::string_view path) {
   while (start <= path.size()) {
     const std::size_t end = std::min(path.find('/', start), path.size());
     const std::string_view segment = path.substr(start, end - start);
-    if (segment.empty()) return "path must not contain an empty segment (\"//\")";
-    if (segment == "." || segment == "..") return "path must not contain \".\" or \"..\" segments";
+    if (segment.empty()) return R"(path must not contain an empty segment ("//"))";
+    if (segment == "." || segment == "..") {
+      return R"(path must not contain "." or ".." segments)";
+    }
     for (const char ch : segment) {
       const auto c = static_cast<unsigned char>(ch);
       // ZooKeeper refuses U+0000-U+001F and U+007F (and more, in UTF-8 ranges it checks itself).

@@ -2,6 +2,7 @@
 
 #include <sys/random.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -29,16 +30,16 @@ void fill_random(unsigned char* out, std::size_t size) {
 }  // namespace
 
 std::string random_uuid() {
-  unsigned char b[16];
-  fill_random(b, sizeof b);
+  std::array<unsigned char, 16> b{};
+  fill_random(b.data(), b.size());
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // variant 10
-  char text[37];
-  std::snprintf(text, sizeof text,
+  std::array<char, 37> text{};
+  std::snprintf(text.data(), text.size(),
                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
                 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
                 b[15]);
-  return text;
+  return text.data();
 }
 
 }  // namespace zklock::detail

@@ -2,6 +2,7 @@
 // reconnects, learning whether the server is standalone, and the lines it logs in zklock's words.
 // The rest of SessionCore (state, connection events, requests) is in session_core.cpp.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <utility>
 
@@ -33,9 +34,9 @@ bool describes_ensemble(const std::string& config) {
 }
 
 std::string hex_id(std::int64_t id) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(id));
-  return text;
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "0x%llx", static_cast<unsigned long long>(id));
+  return text.data();
 }
 
 }  // namespace
@@ -222,7 +223,8 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
 
 void SessionCore::end_generation_locked(std::unique_lock<std::mutex>& lock) {
   // Whatever the ended generation owned is gone. Its connection is closed by the reaper.
-  std::shared_ptr<ClientConnection> old = std::move(connection_);
+  std::shared_ptr<ClientConnection> old;
+  old.swap(connection_);
   lock.unlock();
   if (old) {
     old->fail_pending(Errc::session_lost);

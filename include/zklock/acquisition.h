@@ -19,7 +19,7 @@ struct Acquisition {
   std::chrono::steady_clock::time_point acquired_at{};
 
   /// The token a resource checks (czxid-based; see fencing_token.h).
-  FencingToken token() const noexcept { return FencingToken(czxid, sequence); }
+  FencingToken token() const noexcept { return {czxid, sequence}; }
 };
 
 }  // namespace zklock
