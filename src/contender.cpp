@@ -45,6 +45,16 @@ std::optional<ParsedContenderName> parse_after(std::string_view name, std::strin
 
 }  // namespace
 
+bool is_read_write_lock_node(std::string_view name) noexcept {
+  for (const std::string_view marker : {"__READ__", "__WRIT__", "__rlock__"}) {
+    const auto at = name.rfind(marker);
+    if (at != std::string_view::npos && parse_sequence(name.substr(at + marker.size()))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<ParsedContenderName> parse_contender_name(std::string_view name) noexcept {
   if (auto parsed = parse_after(name, kKazooMarker, NodeNaming::kKazoo)) return parsed;
   // A negative sequence follows the marker with its own '-' ("-lock--000000005"); rfind picks the

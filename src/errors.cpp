@@ -85,6 +85,9 @@ class Category final : public std::error_category {
         return "this thread already holds the lock (zklock::Mutex is not reentrant)";
       case Errc::not_held:
         return "lock not held";
+      case Errc::incompatible_lock:
+        return "the lock path holds read/write lock nodes (Curator's InterProcessReadWriteLock or "
+               "kazoo's ReadLock), whose readers would not see a Mutex";
     }
     return "ZooKeeper error " + std::to_string(code);
   }

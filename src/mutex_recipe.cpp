@@ -62,6 +62,13 @@ void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
     fail_locked(a, r.rc);
     return;
   }
+  if (std::any_of(r.children.begin(), r.children.end(),
+                  [](const std::string& name) { return is_read_write_lock_node(name); })) {
+    // Another library's read/write lock lives here: its readers would not see us. Refuse (our
+    // node is deleted on the way out) rather than hold the lock beside them.
+    fail_locked(a, Errc::incompatible_lock);
+    return;
+  }
   if (!orphans_.empty()) {
     // Our own nodes that could not be deleted are not in our way: they go with our session.
     auto& kids = r.children;

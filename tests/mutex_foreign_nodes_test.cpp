@@ -69,5 +69,36 @@ TEST(MutexForeignNodesTest, AContenderWeMayNotReadIsQueuedBehindNotAnError) {
   EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s));
 }
 
+// Curator's InterProcessReadWriteLock and kazoo's ReadLock: their readers look only for their own
+// writers' names and would enter beside a Mutex, so the Mutex refuses the path, with nothing left.
+TEST(MutexForeignNodesTest, ReadWriteLockNodesOfOtherLibrariesAreRefusedNotIgnored) {
+  auto server = shared_server();
+  for (const std::string prefix : {"_c_00000000-0000-4000-8000-000000000000-__READ__",
+                                   "_c_00000000-0000-4000-8000-000000000000-__WRIT__",
+                                   "0123456789abcdef0123456789abcdef__rlock__"}) {
+    SCOPED_TRACE(prefix);
+    const std::string path = unique_path("rw-foreign");
+    Session foreign(options_for(server.connect));
+    foreign.create(path, {}, CreateMode::kPersistent, true);
+    // Named as the server names a sequential node (the refusal does not depend on the order).
+    const std::string node =
+        foreign.create(path + "/" + prefix + "0000000000", {}, CreateMode::kEphemeral);
+    Session s(options_for(server.connect));
+    Mutex m(s, path);
+    try {
+      (void)m.try_lock_for(5s);
+      ADD_FAILURE() << "a Mutex entered or queued beside " << node;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.errc(), Errc::incompatible_lock) << e.what();
+    }
+    EXPECT_EQ(lock_children(s, path).size(), 1u) << "the refused Mutex left its node";
+    EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s));
+    // Once the read/write lock is gone, the path is the Mutex's like any other.
+    foreign.remove(node);
+    EXPECT_TRUE(m.try_lock_for(5s));
+    m.unlock();
+  }
+}
+
 }  // namespace
 }  // namespace zklock::testing

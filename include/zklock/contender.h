@@ -33,6 +33,13 @@ struct ParsedContenderName {
 };
 std::optional<ParsedContenderName> parse_contender_name(std::string_view name) noexcept;
 
+/// True for the node of a read/write lock of another library: Apache Curator's
+/// InterProcessReadWriteLock ("...__READ__NNNNNNNNNN", "...__WRIT__NNNNNNNNNN") or kazoo's ReadLock
+/// ("<hex>__rlock__NNNNNNNNNN"; kazoo's WriteLock names its nodes as its Lock does, "__lock__").
+/// Their readers look only for their own writers' names and would enter beside a Mutex, so a Mutex
+/// refuses such a path (Errc::incompatible_lock) instead of queueing on it.
+bool is_read_write_lock_node(std::string_view name) noexcept;
+
 /// Sorts names into queue order by their parsed signed sequence number (never as strings); names
 /// that are not contenders are dropped. Valid only while sequence_order_reliable(names).
 std::vector<std::string> queue_order(std::vector<std::string> names);

@@ -53,13 +53,14 @@ enum class Errc : int {
   no_watcher = -121,
   throttled = -127,
   // zklock's own conditions.
-  session_lost = 1,      // expired, or silent long enough that the server may have expired it
-  lock_lost = 2,         // the lock is not held any more
-  cancelled = 3,         // Mutex::cancel()
-  invalid_argument = 4,  // rejected before anything was sent
-  closed = 5,            // the Session was closed
-  would_deadlock = 6,    // lock() from the thread that holds it (not reentrant)
-  not_held = 7,          // an operation that needs the lock held, without it
+  session_lost = 1,       // expired, or silent long enough that the server may have expired it
+  lock_lost = 2,          // the lock is not held any more
+  cancelled = 3,          // Mutex::cancel()
+  invalid_argument = 4,   // rejected before anything was sent
+  closed = 5,             // the Session was closed
+  would_deadlock = 6,     // lock() from the thread that holds it (not reentrant)
+  not_held = 7,           // an operation that needs the lock held, without it
+  incompatible_lock = 8,  // the lock path holds another recipe's nodes (a read/write lock)
 };
 
 /// The category of Errc. Its name() is "zklock"; message() gives a sentence for each code.

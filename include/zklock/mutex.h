@@ -82,7 +82,9 @@ class Mutex {
   ///   in the new session (the place in line is lost). Suspended while waiting keeps waiting. Never
   ///   returns with a lock that is already Lost (its session ended, or its node was deleted
   ///   meanwhile): such an acquisition queues again.
-  /// Throws: Error(would_deadlock) if the calling thread holds this Mutex; CancelledError after
+  /// Throws: Error(incompatible_lock) when the lock path holds nodes of Curator's or kazoo's
+  ///   read/write lock (their readers would not see this Mutex; nothing of ours is left behind);
+  ///   Error(would_deadlock) if the calling thread holds this Mutex; CancelledError after
   ///   cancel() or when the Mutex is destroyed meanwhile; ClosedError if the Session is closed;
   ///   NotAuthorizedError if ACLs refuse our node. Whatever the exit, no node of ours is left
   ///   behind when lock() throws.

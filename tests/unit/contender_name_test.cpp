@@ -79,6 +79,21 @@ TEST(ContenderNameTest, RefusesSuffixesZooKeeperNeverWrites) {
   EXPECT_EQ(parse_contender_name("k__lock__-000000001")->sequence, -1);
 }
 
+TEST(ContenderNameTest, RecognisesReadWriteLockNodesOfCuratorAndKazoo) {
+  EXPECT_TRUE(
+      is_read_write_lock_node("_c_2d1e0000-0000-4000-8000-000000000000-__READ__0000000007"));
+  EXPECT_TRUE(
+      is_read_write_lock_node("_c_2d1e0000-0000-4000-8000-000000000000-__WRIT__0000000008"));
+  EXPECT_TRUE(is_read_write_lock_node("__READ__-000000001"));
+  EXPECT_TRUE(is_read_write_lock_node("0123abcd__rlock__0000000009"));
+  // Not read/write lock nodes: mutex contenders (kazoo's WriteLock is named as its Lock), junk.
+  for (const std::string name :
+       {"_c_2d1e0000-0000-4000-8000-000000000000-lock-0000000001", "0123abcd__lock__0000000002",
+        "__READ__", "__WRIT__12", "__rlock__00000000x1", "x__READ__0000000001 ", ""}) {
+    EXPECT_FALSE(is_read_write_lock_node(name)) << "'" << name << "'";
+  }
+}
+
 TEST(ContenderNameTest, QueueOrderIsBySignedSequenceNeverByText) {
   // As text "-000000001" < "0000000002" < "0000000010" would hold too, so include one that text
   // order gets wrong: "c-lock-0000000003" sorts after "b-lock-0000000010" by name.
