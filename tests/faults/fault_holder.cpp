@@ -192,6 +192,9 @@ std::atomic<bool> g_finish{false};
 std::atomic<std::int64_t> g_last_token{0};
 std::atomic<std::int64_t> g_write_no{0};
 std::atomic<zklock::Mutex*> g_mutex{nullptr};
+// Command mode: a write and the exit on SIGTERM exclude each other, so that no write begins after
+// the command was told (the signal), as a well-behaved command under `zklock exec` would.
+std::mutex g_command_write_mutex;
 Options g_options;
 
 // One write to the store, logged as attempt (at `t0`) and result. Returns the reply, or nullopt
@@ -227,11 +230,13 @@ void signal_thread(sigset_t set) {
     int sig = 0;
     if (sigwait(&set, &sig) != 0) continue;
     if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
-      g_log.line("signal", "sig=" + std::to_string(sig));
       if (g_options.mode == "command") {
+        std::lock_guard no_more_writes(g_command_write_mutex);  // held until _exit
+        g_log.line("signal", "sig=" + std::to_string(sig));
         g_log.line("terminated", "sig=" + std::to_string(sig));
         ::_exit(128 + sig);
       }
+      g_log.line("signal", "sig=" + std::to_string(sig));
       g_stop = true;
       g_end_hold = true;
       if (auto* m = g_mutex.load()) m->cancel();
@@ -267,6 +272,7 @@ int run_command() {
   if (!g_options.store.empty()) store = std::make_unique<FencedStoreClient>(g_options.store);
   while (!g_finish) {
     if (store && token) {
+      std::lock_guard not_while_exiting(g_command_write_mutex);
       if (!logged_write(*store, monotonic_ns(), token->value(), false, false)) return 3;
     }
     sleep_ms(std::max(g_options.write_pause_ms, 5L));
