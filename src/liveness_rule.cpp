@@ -25,7 +25,7 @@ LivenessSettings LivenessSettings::fitted(const SessionOptions& o, milliseconds 
   bool did_not_fit = false;
   LivenessSettings s;
   s.session_timeout = timeout;
-  s.heartbeat_interval = pick(o.heartbeat_interval, timeout / 2, timeout / 10, did_not_fit);
+  s.heartbeat_interval = pick(o.heartbeat_interval, timeout / 2, timeout / 20, did_not_fit);
   s.lost_margin =
       pick(o.lost_margin, timeout / 2,
            std::min<Duration>(std::max<Duration>(timeout / 20, milliseconds(50)), timeout / 4),

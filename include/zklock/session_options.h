@@ -50,7 +50,10 @@ struct SessionOptions {
 
   /// Heartbeat interval i: zklock sends a cheap request of its own this often (on an ensemble, a
   /// `sync` that the leader answers), so that the send time of the last request the ZooKeeper
-  /// leader has counted stays fresh. Default T / 10.
+  /// leader has counted stays fresh. Default T / 20: with the default margin, blips up to
+  /// T - T/20 - T/20 - reconnect_interval (0.875 T at T = 6 s) keep the session whatever their
+  /// phase. Only idle sessions send heartbeats; a larger interval halves their requests and
+  /// shortens the longest blip survived by as much (docs/sessions.md).
   std::chrono::milliseconds heartbeat_interval{0};
 
   /// Safety margin m: Lost is declared when (send time of the last leader-confirmed request) + T -

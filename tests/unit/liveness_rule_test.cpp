@@ -31,7 +31,7 @@ LivenessInputs healthy(TimePoint now, TimePoint confirmed) {
 TEST(LivenessSettingsTest, DefaultsFollowTheNegotiatedTimeout) {
   const auto s = settings_for(6s);
   EXPECT_EQ(s.session_timeout, 6s);
-  EXPECT_EQ(s.heartbeat_interval, 600ms);
+  EXPECT_EQ(s.heartbeat_interval, 300ms);  // T/20
   EXPECT_EQ(s.lost_margin, 300ms);
   EXPECT_EQ(s.suspend_after, 2s);
   EXPECT_EQ(s.reconnect_interval, 150ms);
@@ -49,7 +49,7 @@ TEST(LivenessSettingsTest, OptionsThatDoNotFitTheGrantedTimeoutAreReplaced) {
   bool fitted_down = false;
   const auto s = LivenessSettings::fitted(o, 20s, &fitted_down);
   EXPECT_TRUE(fitted_down);
-  EXPECT_EQ(s.heartbeat_interval, 2s);  // T/10
+  EXPECT_EQ(s.heartbeat_interval, 1s);  // T/20
   EXPECT_EQ(s.lost_margin, 1s);         // fits: kept
   EXPECT_EQ(s.suspend_after, std::chrono::nanoseconds(20s) / 3);
   bool again = true;
@@ -137,7 +137,9 @@ TEST(LivenessRuleTest, SuspendedBecomesConnectedOnlyForAConfirmationSentAfterThe
 }
 
 TEST(LivenessRuleTest, HeartbeatsFollowTheIntervalAndABusySessionNeedsNone) {
-  const auto s = settings_for(6s);  // i = 600 ms
+  SessionOptions o;
+  o.heartbeat_interval = 600ms;
+  const auto s = LivenessSettings::fitted(o, 6s);
   LivenessRule rule;
   auto in = healthy(kStart + 599ms, kStart);
   auto d = rule.evaluate(s, in, SessionState::kConnected);
@@ -277,11 +279,12 @@ BlipOutcome simulate_blip(const LivenessSettings& s, std::chrono::milliseconds p
 }
 
 TEST(LivenessRuleTest, BlipArithmeticOfTheDocs) {
-  const auto s = settings_for(6s);  // i = 600 ms, m = 300 ms, r = 150 ms
-  for (const auto phase : {0ms, 150ms, 300ms, 599ms}) {
-    SCOPED_TRACE("blip starts " + std::to_string(phase.count()) + " ms into a heartbeat interval");
-    // T - i - m - r = 4.95 s: kept, whatever the phase.
-    for (const auto blip : {1000ms, 3000ms, 4500ms, 4900ms}) {
+  const auto s = settings_for(6s);  // i = 300 ms, m = 300 ms, r = 150 ms
+  for (const auto phase : {0ms, 100ms, 200ms, 299ms}) {
+    SCOPED_TRACE("blip starts " + std::to_string(phase.count()) +
+                 " ms later in a heartbeat interval");
+    // T - i - m - r = 5.25 s: kept, whatever the phase (0.85 T = 5.1 s among them).
+    for (const auto blip : {1000ms, 3000ms, 4500ms, 5100ms, 5200ms}) {
       EXPECT_TRUE(simulate_blip(s, phase, blip).survived) << "blip " << blip.count() << " ms";
     }
     // T - m = 5.7 s after the last answered heartbeat, and more: always Lost, never late.

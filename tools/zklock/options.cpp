@@ -116,7 +116,8 @@ std::unique_ptr<Session> open_session(const CommonOptions& options, const Consol
   session_options.connect_timeout = options.connect_timeout;
   // Between Lost and the earliest moment the server can expire the session, zklock exec must
   // signal a command in another process: twice the library's default margin (T/20). Blips up to
-  // T - T/10 (heartbeats) - T/10 = 0.8 T are still survived (docs/sessions.md).
+  // T - T/20 (heartbeats) - T/10 - 150 ms (0.825 T at T = 6 s) are still survived
+  // (docs/sessions.md).
   session_options.lost_margin = options.session_timeout / 10;
   if (!options.user.empty()) {
     const auto colon = options.user.find(':');
