@@ -44,6 +44,16 @@ class ScriptedHook : public FaultHook {
   std::vector<std::pair<Operation, std::string>> seen_;
 };
 
+// A Session each of whose requests is first shown to `action`; `hook` keeps what it saw.
+struct ScriptedSession {
+  std::shared_ptr<ScriptedHook> hook;
+  std::unique_ptr<Session> session;
+};
+ScriptedSession scripted_session(const SessionOptions& options, ScriptedHook::Action action) {
+  auto hook = std::make_shared<ScriptedHook>(std::move(action));
+  return {hook, open_session(options, hook)};
+}
+
 // Watches of session `session_id` on the server at `port`, on paths under `prefix`.
 std::vector<std::string> watches_of(int port, std::int64_t session_id, const std::string& prefix) {
   std::vector<std::string> out;
@@ -68,16 +78,15 @@ TEST(MutexCleanupTest, GivingUpWhileThePredecessorReadIsInFlightLeavesNoWatch) {
   holder.lock();
   const std::string holder_node = holder.acquisition()->node_path;
   std::atomic<bool> frozen{false};
-  auto hook = std::make_shared<ScriptedHook>(
+  auto scripted = scripted_session(
+      options_for(server->connect_string(), 8000ms),
       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
         if (op == Operation::kGetData && p == holder_node && !frozen.exchange(true)) {
           server->freeze();  // the read goes out, and waits in the server's socket
         }
         return std::nullopt;
       });
-  SessionOptions o = options_for(server->connect_string(), 8000ms);
-  auto s_owner = open_session(o, hook);
-  Session& s = *s_owner;
+  Session& s = *scripted.session;
   Mutex m(s, path);
   std::atomic<int> result{-1};
   std::thread waiter([&] { result = m.try_lock_for(20s) ? 1 : 0; });
@@ -106,16 +115,15 @@ TEST(MutexCleanupTest, GivingUpAfterALostPredecessorReplyLeavesNoWatch) {
   holder.lock();
   const std::string holder_node = holder.acquisition()->node_path;
   std::atomic<int> reads{0};
-  auto hook = std::make_shared<ScriptedHook>(
-      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        if (op == Operation::kGetData && p == holder_node && reads++ == 0) {
-          return FaultDecision::lose_reply(Errc::connection_loss);
-        }
-        return std::nullopt;
-      });
-  SessionOptions o = options_for(server.connect);
-  auto s_owner = open_session(o, hook);
-  Session& s = *s_owner;
+  auto scripted =
+      scripted_session(options_for(server.connect),
+                       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+                         if (op == Operation::kGetData && p == holder_node && reads++ == 0) {
+                           return FaultDecision::lose_reply(Errc::connection_loss);
+                         }
+                         return std::nullopt;
+                       });
+  Session& s = *scripted.session;
   Mutex m(s, path);
   Waiter w(m);
   ASSERT_TRUE(wait_until([&] { return reads >= 2; }, 10s)) << "the lost read was not retried";
@@ -135,15 +143,14 @@ TEST(MutexCleanupTest, AThrottledReleaseIsRetried) {
   auto server = shared_server();
   const std::string path = unique_path("throttled-delete");
   std::atomic<bool> refused{false};
-  auto hook = std::make_shared<ScriptedHook>(
-      [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
-        if (op == Operation::kDelete && !refused.exchange(true))
-          return FaultDecision::fail_before_send(Errc::throttled);
-        return std::nullopt;
-      });
-  SessionOptions o = options_for(server.connect);
-  auto s_owner = open_session(o, hook);
-  Session& s = *s_owner;
+  auto scripted =
+      scripted_session(options_for(server.connect),
+                       [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
+                         if (op == Operation::kDelete && !refused.exchange(true))
+                           return FaultDecision::fail_before_send(Errc::throttled);
+                         return std::nullopt;
+                       });
+  Session& s = *scripted.session;
   Mutex m(s, path);
   m.lock();
   m.unlock();
@@ -161,16 +168,15 @@ TEST(MutexCleanupTest, AReleaseRefusedForGoodIsReportedAndDoesNotBlockOurNextLoc
   const std::string path = unique_path("refused-delete");
   std::mutex mutex;
   std::string first_node;
-  auto hook = std::make_shared<ScriptedHook>(
-      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        std::lock_guard lock(mutex);
-        if (op == Operation::kDelete && p == first_node)
-          return FaultDecision::fail_before_send(Errc::no_auth);
-        return std::nullopt;
-      });
-  SessionOptions o = options_for(server.connect);
-  auto s_owner = open_session(o, hook);
-  Session& s = *s_owner;
+  auto scripted =
+      scripted_session(options_for(server.connect),
+                       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+                         std::lock_guard lock(mutex);
+                         if (op == Operation::kDelete && p == first_node)
+                           return FaultDecision::fail_before_send(Errc::no_auth);
+                         return std::nullopt;
+                       });
+  Session& s = *scripted.session;
   std::mutex reports_mutex;
   std::vector<std::pair<std::string, std::error_code>> reports;
   MutexOptions mo;
@@ -240,21 +246,20 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
   auto server = shared_server();
   const std::string path = unique_path("recovery-sync");
   std::atomic<bool> lost{false};
-  auto hook = std::make_shared<ScriptedHook>(
-      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        if (op == Operation::kCreate && p.find("-lock-") != std::string_view::npos &&
-            !lost.exchange(true)) {
-          return FaultDecision::lose_reply(Errc::connection_loss);
-        }
-        return std::nullopt;
-      });
-  SessionOptions o = options_for(server.connect);
-  auto s_owner = open_session(o, hook);
-  Session& s = *s_owner;
+  auto scripted =
+      scripted_session(options_for(server.connect),
+                       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+                         if (op == Operation::kCreate &&
+                             p.find("-lock-") != std::string_view::npos && !lost.exchange(true)) {
+                           return FaultDecision::lose_reply(Errc::connection_loss);
+                         }
+                         return std::nullopt;
+                       });
+  Session& s = *scripted.session;
   Mutex m(s, path);
   m.lock();
   ASSERT_TRUE(lost.load());
-  const auto seen = hook->seen();
+  const auto seen = scripted.hook->seen();
   // After the create whose reply was lost: the pipelined listing, then the recovery: sync, listing.
   std::size_t create = seen.size();
   for (std::size_t i = 0; i < seen.size(); ++i) {
