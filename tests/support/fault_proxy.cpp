@@ -22,133 +22,11 @@
 #include <system_error>
 #include <utility>
 
+#include "support/fault_proxy_connection.h"
+
 namespace zklock::testing {
-namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr size_t kReadChunk = size_t{64} * 1024;
-// Bytes queued in one direction beyond which the source is no longer read (back-pressure).
-constexpr size_t kMaxQueued = size_t{4} * 1024 * 1024;
-// Bytes read from one socket per poll() wake-up, so one busy connection cannot starve others.
-constexpr size_t kMaxReadPerWake = size_t{1024} * 1024;
-// A length prefix above this (or negative as int32) means the stream is not ZooKeeper framing;
-// the connection is then passed through unparsed. ZooKeeper's own limit (jute.maxbuffer) is ~1 MiB.
-constexpr uint32_t kMaxFrame = 64 * 1024 * 1024;
-constexpr size_t kLengthPrefix = 4;
-constexpr size_t kReplyHeader = 16;  // xid int32, zxid int64, err int32
-
-[[noreturn]] void throw_errno(const char* what) {
-  throw std::system_error(errno, std::generic_category(), what);
-}
-
-void close_fd(int& fd) {
-  if (fd >= 0) {
-    ::close(fd);  // on Linux the descriptor is released even on EINTR: never retry
-    fd = -1;
-  }
-}
-
-// Close with SO_LINGER {1, 0}: the kernel drops unsent data and sends an RST.
-void reset_fd(int& fd) {
-  if (fd >= 0) {
-    linger lg{};
-    lg.l_onoff = 1;
-    lg.l_linger = 0;
-    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-    close_fd(fd);
-  }
-}
-
-// What a failed recv()/send() on a non-blocking socket calls for: try again at once (EINTR),
-// wait for poll() (EAGAIN), or treat the socket as broken.
-enum class IoRetry { kNow, kAfterPoll, kNever };
-IoRetry after_io_error(int error) {
-  if (error == EINTR) return IoRetry::kNow;
-  if (error == EAGAIN || error == EWOULDBLOCK) return IoRetry::kAfterPoll;
-  return IoRetry::kNever;
-}
-
-void set_nodelay(int fd) {
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-uint32_t load_be32(const char* p) {
-  uint32_t v = 0;
-  std::memcpy(&v, p, sizeof v);
-  return ntohl(v);
-}
-
-enum class Side { kClient, kServer };
-
-// A piece of stream read at once, forwarded from `off` on once `due` has come.
-struct Chunk {
-  std::string data;
-  size_t off = 0;
-  Clock::time_point due;
-};
-
-// One direction of a connection: what was read from its source and not yet written to its
-// destination, plus the EOF state.
-struct Direction {
-  std::deque<Chunk> queue;
-  size_t queued = 0;     // bytes in queue not yet written
-  bool src_eof = false;  // the source gave EOF (or failed): read no more
-  bool shut = false;     // EOF passed on: shutdown(destination, SHUT_WR) done
-
-  void push(std::string data, Clock::time_point due) {
-    if (data.empty()) return;
-    queued += data.size();
-    queue.push_back(Chunk{std::move(data), 0, due});
-  }
-  void clear() {
-    queue.clear();
-    queued = 0;
-  }
-};
-
-// What happens to the bytes of the server->client frame being read.
-enum class FrameFate {
-  kStream,   // forwarded as they come (unless blackholed)
-  kHold,     // collected until complete, then dropped or forwarded (a drop is armed)
-  kDiscard,  // thrown away to the frame's end (was held when its connection got blackholed)
-};
-
-// Splits the server->client byte stream into frames as it is read.
-struct Framer {
-  bool broken = false;  // not ZooKeeper framing: pass everything through unparsed
-  uint64_t frames = 0;  // complete frames so far
-  char prefix[kLengthPrefix] = {};
-  size_t prefix_have = 0;     // bytes of the current frame's length prefix read so far
-  uint32_t payload_left = 0;  // payload bytes of the current frame still to come
-  FrameFate fate = FrameFate::kStream;
-  std::string held;  // prefix + payload so far of a kHold frame
-};
-
-struct Conn {
-  int id = 0;
-  int client_fd = -1;
-  int server_fd = -1;
-  bool connecting = false;     // non-blocking connect to the server in progress
-  bool own_blackhole = false;  // blackhole_connection()
-  bool damaged = false;        // lost bytes to a blackhole since the last heal
-  bool client_failed = false;  // error on the client socket; client_fd is closed
-  bool server_failed = false;  // error or failed connect on the server socket; server_fd is closed
-  bool reset_when_flushed = false;  // a reply was dropped with reset_after: reset once down drains
-  uint64_t drop_generation = 0;     // which drop request reset_when_flushed stems from
-  Direction up;                     // client -> server
-  Direction down;                   // server -> client
-  Framer framer;
-};
-
-// Which fd a pollfd entry stands for.
-struct PollSlot {
-  int conn_id;
-  Side side;
-};
-
-}  // namespace
+using namespace fault_proxy_internal;  // NOLINT(google-build-using-namespace): its own parts
 
 struct FaultProxy::State {
   // Set before the thread starts, constant afterwards.
@@ -251,20 +129,6 @@ struct FaultProxy::State {
   }
 
   // The socket of `side` is broken: close it; nothing more is read from or written to it.
-  static void fail_side(Conn& c, Side side) {
-    if (side == Side::kClient) {
-      reset_fd(c.client_fd);
-      c.client_failed = true;
-      c.up.src_eof = true;
-      c.down.clear();
-    } else {
-      reset_fd(c.server_fd);
-      c.server_failed = true;
-      c.connecting = false;
-      c.down.src_eof = true;
-      c.up.clear();
-    }
-  }
 
   void accept_all() {
     for (;;) {
@@ -298,7 +162,7 @@ struct FaultProxy::State {
     }
     int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-      fail_side(c, Side::kServer);
+      c.fail_side(Side::kServer);
       return;
     }
     set_nodelay(fd);
@@ -308,18 +172,7 @@ struct FaultProxy::State {
     } else if (errno == EINPROGRESS || errno == EINTR) {  // EINTR: the connect goes on async
       c.connecting = true;
     } else {
-      fail_side(c, Side::kServer);
-    }
-  }
-
-  static void finish_connect(Conn& c) {
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (::getsockopt(c.server_fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
-    if (err == 0) {
-      c.connecting = false;
-    } else if (err != EINPROGRESS && err != EALREADY) {
-      fail_side(c, Side::kServer);
+      c.fail_side(Side::kServer);
     }
   }
 
@@ -354,7 +207,7 @@ struct FaultProxy::State {
       } else if (const IoRetry retry = after_io_error(errno); retry == IoRetry::kAfterPoll) {
         return;
       } else if (retry == IoRetry::kNever) {
-        fail_side(c, side);
+        c.fail_side(side);
       }
     }
   }
@@ -443,28 +296,6 @@ struct FaultProxy::State {
   }
 
   // Writes to `dst_fd` the chunks of d that are due.
-  static void flush(Conn& c, Direction& d, Side dst_side) {
-    const int dst_fd = dst_side == Side::kClient ? c.client_fd : c.server_fd;
-    if (dst_fd < 0) {
-      d.clear();
-      return;
-    }
-    if (dst_side == Side::kServer && c.connecting) return;
-    const auto now = Clock::now();
-    while (!d.queue.empty()) {
-      Chunk& ch = d.queue.front();
-      if (ch.due > now) return;
-      ssize_t n = ::send(dst_fd, ch.data.data() + ch.off, ch.data.size() - ch.off, MSG_NOSIGNAL);
-      if (n >= 0) {
-        ch.off += static_cast<size_t>(n);
-        d.queued -= static_cast<size_t>(n);
-        if (ch.off == ch.data.size()) d.queue.pop_front();
-      } else if (const IoRetry retry = after_io_error(errno); retry != IoRetry::kNow) {
-        if (retry == IoRetry::kNever) fail_side(c, dst_side);
-        return;
-      }
-    }
-  }
 
   // Passes on EOFs and failures that are due; returns true if c is finished (to be erased).
   bool settle(Conn& c) {
@@ -505,7 +336,7 @@ struct FaultProxy::State {
   // Handles poll() results for one socket of c.
   void on_events(Conn& c, Side side, short revents) {
     if (side == Side::kServer && c.connecting) {
-      finish_connect(c);
+      c.finish_connect();
       return;
     }
     const Direction& in = side == Side::kClient ? c.up : c.down;
@@ -515,7 +346,7 @@ struct FaultProxy::State {
       read_side(c, side);
     } else if ((revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
       // Nothing left to read, yet the socket reports a hang-up or error: it is dead.
-      fail_side(c, side);
+      c.fail_side(side);
     }
   }
 
@@ -669,8 +500,8 @@ void FaultProxy::run() {
     }
     for (auto it = s.conns.begin(); it != s.conns.end();) {
       Conn& c = it->second;
-      State::flush(c, c.up, Side::kServer);
-      State::flush(c, c.down, Side::kClient);
+      c.flush(c.up, Side::kServer);
+      c.flush(c.down, Side::kClient);
       if (s.settle(c)) {
         it = s.conns.erase(it);
       } else {
