@@ -189,6 +189,21 @@ TEST_F(CliExec, MissingCommandIs127AndTakesNoLock) {
   EXPECT_FALSE(session_.children(path_).has_value()) << "zklock queued for a command it cannot run";
 }
 
+// A path that holds Curator's read/write lock is refused (a Mutex would not keep its readers
+// out): exit 64 with the reason, the command not run, nothing of ours left.
+TEST_F(CliExec, APathHoldingAReadWriteLockIs64AndRunsNothing) {
+  session_.create(path_, {}, CreateMode::kPersistent, true);
+  const std::string reader = path_ + "/_c_00000000-0000-4000-8000-000000000000-__READ__0000000000";
+  session_.create(reader, {}, CreateMode::kEphemeral);
+  const std::string touched = dir_.file("ran");
+  const auto result =
+      run_cli(dir_, cli_args("exec", server_.connect, {path_, "--", "touch", touched}));
+  EXPECT_EQ(result.exit_code, 64) << result.output;
+  EXPECT_NE(result.output.find("read/write lock"), std::string::npos) << result.output;
+  EXPECT_FALSE(fs::exists(touched)) << "the command ran";
+  EXPECT_EQ(session_.children(path_)->size(), 1U) << "zklock left its node";
+}
+
 TEST_F(CliExec, NonExecutableCommandIs126) {
   const std::string script = dir_.file("not-executable.sh");
   std::ofstream(script) << "#!/bin/sh\nexit 0\n";

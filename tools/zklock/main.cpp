@@ -90,6 +90,13 @@ int run(int argc, char** argv) {
   } catch (const SessionLostError& e) {
     console.error(std::string(e.what()) + " (ZooKeeper session lost)");
     return exit_code::kUnavailable;
+  } catch (const Error& e) {
+    if (e.errc() == Errc::incompatible_lock) {  // the path is not a Mutex's to use
+      console.error(e.what());
+      return exit_code::kUsage;
+    }
+    console.error(std::string("unexpected error: ") + e.what());
+    return exit_code::kSoftware;
   } catch (const std::exception& e) {
     console.error(std::string("unexpected error: ") + e.what());
     return exit_code::kSoftware;
