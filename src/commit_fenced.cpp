@@ -61,6 +61,7 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
 
   const unsigned generation = acquisition->generation;
   bool refused_here = false;
+  bool handed_to_client = false;  // false also when the call found no connection to send on
   auto r = session.call(
       [&](detail::ClientConnection& c, detail::Completion done) {
         // Decided as the multi is handed to the client: once the session that holds the lock has
@@ -74,11 +75,12 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
           done(std::move(refused));  // our own completion: session.call only records it
           return;
         }
+        handed_to_client = true;
         c.multi(ops, session.node_acl(), std::move(done));
       },
       session.negotiated_timeout());
   if (r.rc == Errc::ok) return;
-  if (refused_here) {
+  if (refused_here || !handed_to_client) {
     throw LockLostError(context +
                         ": the session that held the lock has ended, or is Lost by the "
                         "clock; nothing was sent");
