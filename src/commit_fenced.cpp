@@ -43,9 +43,10 @@ bool refused_by_server(Errc rc) { return rc == Errc::session_expired || rc == Er
 
 }  // namespace
 
-void Mutex::commit_fenced(const FencedWrite& writes) const {
-  const std::shared_ptr<detail::MutexCore> core = core_;
-  const std::string context = "zklock::Mutex(\"" + core->path() + "\")::commit_fenced";
+namespace detail {
+
+void commit_fenced(const std::shared_ptr<MutexCore>& core, const FencedWrite& writes) {
+  const std::string context = core->context() + "::commit_fenced";
   const auto acquisition = core->acquisition();
   if (!acquisition) throw LockLostError(context + ": lock not held; nothing written");
   detail::SessionCore& session = core->session();
@@ -110,6 +111,13 @@ void Mutex::commit_fenced(const FencedWrite& writes) const {
                                         "may or may not have been applied");
   }
   throw_error(r.rc, context);
+}
+
+}  // namespace detail
+
+void Mutex::commit_fenced(const FencedWrite& writes) const {
+  const std::shared_ptr<detail::MutexCore> core = core_;
+  detail::commit_fenced(core, writes);
 }
 
 }  // namespace zklock

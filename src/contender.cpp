@@ -12,6 +12,9 @@ namespace {
 
 constexpr std::string_view kCuratorMarker = "-lock-";
 constexpr std::string_view kKazooMarker = "__lock__";
+constexpr std::string_view kKazooReadMarker = "__rlock__";
+constexpr std::string_view kReadMarker = "__READ__";   // Curator's InterProcessReadWriteLock
+constexpr std::string_view kWriteMarker = "__WRIT__";  // (and zklock's SharedMutex)
 constexpr std::string_view kProtectedPrefix = "_c_";
 constexpr std::int32_t kUnreliableAbove = 1 << 30;
 
@@ -35,35 +38,43 @@ std::optional<std::int32_t> parse_sequence(std::string_view digits) noexcept {
 }
 
 std::optional<ParsedContenderName> parse_after(std::string_view name, std::string_view marker,
-                                               NodeNaming naming) noexcept {
+                                               NodeNaming naming, ContenderKind kind) noexcept {
   const auto at = name.rfind(marker);
   if (at == std::string_view::npos) return std::nullopt;
   const auto seq = parse_sequence(name.substr(at + marker.size()));
   if (!seq) return std::nullopt;
-  return ParsedContenderName{*seq, naming};
+  return ParsedContenderName{*seq, naming, kind};
+}
+
+NodeNaming curator_naming(std::string_view name) noexcept {
+  return name.substr(0, kProtectedPrefix.size()) == kProtectedPrefix ? NodeNaming::kProtected
+                                                                      : NodeNaming::kPlain;
 }
 
 }  // namespace
 
 bool is_read_write_lock_node(std::string_view name) noexcept {
-  for (const std::string_view marker : {"__READ__", "__WRIT__", "__rlock__"}) {
-    const auto at = name.rfind(marker);
-    if (at != std::string_view::npos && parse_sequence(name.substr(at + marker.size()))) {
-      return true;
-    }
-  }
-  return false;
+  const auto parsed = parse_contender_name(name);
+  return parsed && parsed->kind != ContenderKind::kExclusive;
 }
 
 std::optional<ParsedContenderName> parse_contender_name(std::string_view name) noexcept {
-  if (auto parsed = parse_after(name, kKazooMarker, NodeNaming::kKazoo)) return parsed;
+  if (auto parsed = parse_after(name, kKazooMarker, NodeNaming::kKazoo, ContenderKind::kExclusive))
+    return parsed;
+  if (auto parsed =
+          parse_after(name, kKazooReadMarker, NodeNaming::kKazoo, ContenderKind::kRead))
+    return parsed;
+  // Curator's read/write lock: "<prefix>__READ__NNNNNNNNNN" / "<prefix>__WRIT__NNNNNNNNNN".
+  if (auto parsed = parse_after(name, kReadMarker, curator_naming(name), ContenderKind::kRead))
+    return parsed;
+  if (auto parsed = parse_after(name, kWriteMarker, curator_naming(name), ContenderKind::kWrite))
+    return parsed;
   // A negative sequence follows the marker with its own '-' ("-lock--000000005"); rfind picks the
   // marker itself only if the sign is not mistaken for it, so try both positions.
   auto at = name.rfind(kCuratorMarker);
   while (at != std::string_view::npos) {
     if (auto seq = parse_sequence(name.substr(at + kCuratorMarker.size()))) {
-      const bool is_protected = name.substr(0, kProtectedPrefix.size()) == kProtectedPrefix;
-      return ParsedContenderName{*seq, is_protected ? NodeNaming::kProtected : NodeNaming::kPlain};
+      return ParsedContenderName{*seq, curator_naming(name), ContenderKind::kExclusive};
     }
     if (at == 0) break;
     at = name.rfind(kCuratorMarker, at - 1);

@@ -6,13 +6,23 @@
 
 namespace zklock::detail {
 
-std::string lock_node_prefix(const std::string& uuid) { return "_c_" + uuid + "-lock-"; }
+std::string lock_node_prefix(const std::string& uuid, ContenderKind kind) {
+  switch (kind) {
+    case ContenderKind::kRead:
+      return "_c_" + uuid + "-__READ__";
+    case ContenderKind::kWrite:
+      return "_c_" + uuid + "-__WRIT__";
+    case ContenderKind::kExclusive:
+      break;
+  }
+  return "_c_" + uuid + "-lock-";
+}
 
 std::string node_name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 std::vector<std::string> own_nodes(const std::vector<std::string>& children,
-                                   const std::string& uuid) {
-  const std::string prefix = lock_node_prefix(uuid);
+                                   const std::string& uuid, ContenderKind kind) {
+  const std::string prefix = lock_node_prefix(uuid, kind);
   std::vector<std::string> ours;
   for (const auto& child : children) {
     if (child.size() > prefix.size() && child.compare(0, prefix.size(), prefix) == 0 &&

@@ -5,6 +5,9 @@
 #include "zklock/errors.h"
 
 namespace zklock {
+namespace {
+constexpr ContenderKind kExclusive = ContenderKind::kExclusive;
+}  // namespace
 
 // Every member works on a copy of core_ taken on entry: a thread still inside lock() when another
 // thread destroys the Mutex keeps the core alive, and touches nothing of the destroyed object on
@@ -21,7 +24,7 @@ Mutex::~Mutex() { core_->shutdown(); }
 
 void Mutex::lock() {
   const std::shared_ptr<detail::MutexCore> core = core_;
-  if (!core->acquire(std::nullopt, false, true)) {
+  if (!core->acquire(kExclusive, std::nullopt, false, true)) {
     throw Error(Errc::operation_timeout,
                 "zklock::Mutex(\"" + core->path() + "\")::lock: not acquired");
   }
@@ -29,12 +32,12 @@ void Mutex::lock() {
 
 bool Mutex::try_lock() {
   const std::shared_ptr<detail::MutexCore> core = core_;
-  return core->acquire(std::chrono::steady_clock::now(), true, false);
+  return core->acquire(kExclusive, std::chrono::steady_clock::now(), true, false);
 }
 
 bool Mutex::try_lock_until_steady(std::optional<std::chrono::steady_clock::time_point> deadline) {
   const std::shared_ptr<detail::MutexCore> core = core_;
-  return core->acquire(deadline, false, false);
+  return core->acquire(kExclusive, deadline, false, false);
 }
 
 void Mutex::unlock() noexcept { core_->release(); }

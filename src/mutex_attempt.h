@@ -24,6 +24,9 @@ struct MutexCore::Attempt {
   };
   enum class Result { kPending, kAcquired, kFailed, kNotAcquired };
 
+  ContenderKind kind = ContenderKind::kExclusive;  // what the node queues for
+  // A downgrade's read attempt: our own write node, which it does not wait behind.
+  std::string exempt_writer;
   Phase phase = Phase::kCreating;
   Result result = Result::kPending;
   Errc error = Errc::ok;

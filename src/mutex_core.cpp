@@ -11,11 +11,18 @@
 
 namespace zklock::detail {
 
-MutexCore::MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options)
+MutexCore::MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options,
+                     bool read_write)
     : session_(std::move(session)),
       path_(std::move(path)),
       options_(std::move(options)),
+      read_write_(read_write),
       node_data_(holder_identity(options_.description)) {}
+
+std::string MutexCore::context() const {
+  return std::string(read_write_ ? "zklock::SharedMutex" : "zklock::Mutex") + "(\"" + path_ +
+         "\")";
+}
 
 MutexCore::~MutexCore() = default;
 
@@ -104,11 +111,17 @@ void MutexCore::report_state_locked() {
 // ---------------------------------------------------------------------------------------------
 // Application-facing
 
-bool MutexCore::acquire(std::optional<SteadyClock::time_point> deadline, bool try_once,
-                        bool throw_on_cancel) {
-  const std::string context = "zklock::Mutex(\"" + path_ + "\")";
+bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_point> deadline,
+                        bool try_once, bool throw_on_cancel) {
+  const std::string context = this->context();
   Lock lock(mutex_);
   if (held_ && owner_ == std::this_thread::get_id()) {
+    if (held_->kind == ContenderKind::kRead && kind != ContenderKind::kRead) {
+      throw Error(Errc::would_deadlock,
+                  context + "::lock: this thread holds the shared lock; upgrading it to the "
+                            "exclusive lock is not supported (it would wait for itself): "
+                            "unlock_shared() first");
+    }
     throw Error(Errc::would_deadlock, context + "::lock");
   }
   if (session_->closed() || shut_down_) throw ClosedError(Errc::closed, context);
@@ -133,6 +146,7 @@ bool MutexCore::acquire(std::optional<SteadyClock::time_point> deadline, bool tr
   busy_ = true;
 
   auto a = std::make_shared<Attempt>();
+  a->kind = kind;
   a->try_once = try_once || (deadline && *deadline <= SteadyClock::now());
   // One attempt still needs its round trip: allow it up to the session timeout.
   const auto attempt_deadline =
@@ -142,12 +156,8 @@ bool MutexCore::acquire(std::optional<SteadyClock::time_point> deadline, bool tr
   await_attempt(lock, a, attempt_deadline, epoch);
 
   if (a->result == Attempt::Result::kAcquired) {
-    held_ = a;
     owner_ = std::this_thread::get_id();
-    acquisition_ = Acquisition{path_,         a->node_path,  a->sequence,       a->czxid,
-                               a->session_id, a->generation, SteadyClock::now()};
-    reported_state_ = LockState::kNotHeld;
-    report_state_locked();
+    take_acquisition_locked(a);
     return true;
   }
   if (a->result == Attempt::Result::kPending) cleanup_locked(a);
@@ -157,6 +167,54 @@ bool MutexCore::acquire(std::optional<SteadyClock::time_point> deadline, bool tr
   if (a->result == Attempt::Result::kFailed) throw_error(a->error, context + "::lock");
   if (a->result == Attempt::Result::kNotAcquired) return false;
   return give_up();
+}
+
+void MutexCore::take_acquisition_locked(const AttemptPtr& a) {
+  held_ = a;
+  acquisition_ = Acquisition{path_,         a->node_path,  a->sequence,       a->czxid,
+                             a->session_id, a->generation, SteadyClock::now(),
+                             a->kind == ContenderKind::kRead};
+  reported_state_ = LockState::kNotHeld;
+  report_state_locked();
+}
+
+bool MutexCore::downgrade() {
+  const std::string context = this->context() + "::try_downgrade";
+  Lock lock(mutex_);
+  if (!held_ || held_->kind != ContenderKind::kWrite) {
+    throw Error(Errc::not_held, context + ": the exclusive lock is not held");
+  }
+  if (state_locked() != LockState::kHeld) return false;  // not sure we hold it: nothing to keep
+  ++callers_;
+  struct Leave {
+    MutexCore* core;
+    ~Leave() {
+      --core->callers_;
+      core->cv_.notify_all();
+    }
+  } leave{this};
+  const AttemptPtr writer = held_;
+  auto reader = std::make_shared<Attempt>();
+  reader->kind = ContenderKind::kRead;
+  reader->try_once = true;  // held at once, or not at all
+  reader->exempt_writer = writer->node_name;
+  attempts_.push_back(reader);
+  start_create_locked(reader);
+  await_attempt(lock, reader, SteadyClock::now() + session_->negotiated_timeout(), cancel_epoch_);
+  if (reader->result == Attempt::Result::kAcquired && held_ == writer &&
+      reader->generation == writer->generation && still_held_locked(writer)) {
+    // Both nodes are ours and nobody can be between them but readers: the write node can go.
+    take_acquisition_locked(reader);
+    cleanup_locked(writer);
+    cv_.notify_all();
+    return true;
+  }
+  // A writer queued between our nodes (or the write lock was lost meanwhile): keep what we hold.
+  if (reader->result == Attempt::Result::kPending || reader->result == Attempt::Result::kAcquired)
+    cleanup_locked(reader);
+  await_cleanup(lock, reader);
+  if (reader->result == Attempt::Result::kFailed) throw_error(reader->error, context);
+  return false;
 }
 
 // Threads sharing this object take turns here first, in arrival order.
@@ -209,9 +267,12 @@ void MutexCore::await_cleanup(Lock& lock, const AttemptPtr& a) {
   });
 }
 
-void MutexCore::release() noexcept {
+void MutexCore::release(std::initializer_list<ContenderKind> kinds) noexcept {
   std::lock_guard lock(mutex_);
   if (!held_) return;
+  if (kinds.size() != 0 && std::find(kinds.begin(), kinds.end(), held_->kind) == kinds.end()) {
+    return;  // unlock() of a SharedMutex held shared, or unlock_shared() of one held exclusively
+  }
   AttemptPtr a = std::move(held_);
   held_.reset();
   acquisition_.reset();
@@ -266,7 +327,7 @@ bool MutexCore::wait_lost_until(std::optional<SteadyClock::time_point> deadline)
 }
 
 std::vector<Contender> MutexCore::contenders() const {
-  const std::string context = "zklock::Mutex(\"" + path_ + "\")::contenders";
+  const std::string context = this->context() + "::contenders";
   const auto timeout = session_->negotiated_timeout();
   auto listing = session_->call(
       [&](ClientConnection& c, Completion done) { c.get_children(path_, std::move(done)); },
@@ -328,6 +389,7 @@ std::vector<Contender> MutexCore::contenders() const {
     c.name = names[i];
     c.sequence = parsed->sequence;
     c.naming = parsed->naming;
+    c.kind = parsed->kind;
     c.czxid = r.stat.czxid;
     c.ephemeral_owner = r.stat.ephemeral_owner;
     c.data = std::move(r.value);

@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,6 +38,7 @@
 #include "session_core.h"
 #include "zklock/acquisition.h"
 #include "zklock/contender.h"
+#include "zklock/fenced_write.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex_options.h"
 
@@ -46,7 +48,9 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
  public:
   using SteadyClock = std::chrono::steady_clock;
 
-  MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options);
+  /// `read_write`: the recipe of a SharedMutex (readers and writers), else of a Mutex.
+  MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options,
+            bool read_write = false);
   ~MutexCore() override;
 
   /// Registers with the session (needs shared_from_this, so not in the constructor).
@@ -55,14 +59,22 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   /// unregisters. After it returns no user callback of this lock starts.
   void shutdown() noexcept;
 
-  /// Blocks until held, or until `deadline` (none: for ever); `try_once`: one attempt only.
+  /// Blocks until held as `kind` (kRead shares with other readers; kWrite and kExclusive wait
+  /// for everyone ahead), or until `deadline` (none: for ever); `try_once`: one attempt only.
   /// Returns: true if acquired; false on timeout, on cancel() when `throw_on_cancel` is false, or
   ///   when `try_once` found the lock taken.
   /// Throws: Error(would_deadlock), CancelledError (cancel() with `throw_on_cancel`, or the Mutex
   ///   destroyed), ClosedError, NotAuthorizedError, Error.
-  bool acquire(std::optional<SteadyClock::time_point> deadline, bool try_once,
+  bool acquire(ContenderKind kind, std::optional<SteadyClock::time_point> deadline, bool try_once,
                bool throw_on_cancel);
-  void release() noexcept;
+  /// Releases the held lock, if it is held as one of `kinds` (or as anything, with no kinds).
+  void release(std::initializer_list<ContenderKind> kinds = {}) noexcept;
+  /// Turns a held write lock into a read lock without letting a writer in between: a read node
+  /// queued behind our write node is held at once if no other writer is between them; then the
+  /// write node goes. Returns: false (still held for writing) if a writer queued in between, or
+  /// the lock is not surely held (Suspended, Lost). Throws: Error(not_held) if no write lock is
+  /// held; as acquire().
+  bool downgrade();
   void cancel() noexcept;
 
   LockState state() const noexcept;
@@ -70,6 +82,8 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   bool wait_lost_until(std::optional<SteadyClock::time_point> deadline) const;
   std::vector<Contender> contenders() const;
   const std::string& path() const noexcept { return path_; }
+  /// "zklock::Mutex(\"<path>\")" or "zklock::SharedMutex(\"<path>\")", for messages.
+  std::string context() const;
   SessionCore& session() const noexcept { return *session_; }
 
   void on_session_change() override;
@@ -130,9 +144,12 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void report_state_locked();
   std::shared_ptr<ClientConnection> connection_for_locked(const AttemptPtr& a) const;
 
+  void take_acquisition_locked(const AttemptPtr& a);
+
   const std::shared_ptr<SessionCore> session_;
   const std::string path_;
   const MutexOptions options_;
+  const bool read_write_;
   const std::string node_data_;
   const std::shared_ptr<CallbackGate> callbacks_ = std::make_shared<CallbackGate>();
 
@@ -155,5 +172,9 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   unsigned orphans_generation_ = 0;
   std::set<std::string> orphans_;
 };
+
+/// Mutex::commit_fenced and SharedMutex::commit_fenced: `writes` in one multi with a check that
+/// the held lock's node still exists. Throws: as Mutex::commit_fenced.
+void commit_fenced(const std::shared_ptr<MutexCore>& core, const FencedWrite& writes);
 
 }  // namespace zklock::detail

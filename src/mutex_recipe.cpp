@@ -62,7 +62,8 @@ void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
     fail_locked(a, r.rc);
     return;
   }
-  if (std::any_of(r.children.begin(), r.children.end(),
+  if (!read_write_ &&
+      std::any_of(r.children.begin(), r.children.end(),
                   [](const std::string& name) { return is_read_write_lock_node(name); })) {
     // Another library's read/write lock lives here: its readers would not see us. Refuse (our
     // node is deleted on the way out) rather than hold the lock beside them.
@@ -140,7 +141,22 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<std::string> qu
     vanished_locked(a);
     return;
   }
-  const auto ahead = static_cast<std::size_t>(it - queue.begin());
+  const auto position = static_cast<std::size_t>(it - queue.begin());
+  // Whom we wait behind: a reader, the nearest earlier contender that excludes readers (every
+  // other kind does; readers between it and us hold beside us later); everyone else, the direct
+  // predecessor. Only later nodes can join, so nothing ahead of the one we watch can appear.
+  std::size_t ahead = position;  // contenders up to and including the one we wait behind
+  if (a->kind == ContenderKind::kRead) {
+    ahead = 0;
+    for (std::size_t i = position; i-- > 0;) {
+      if (queue[i] == a->exempt_writer) continue;  // a downgrade's own write node
+      const auto parsed = parse_contender_name(queue[i]);
+      if (parsed && excludes_readers(parsed->kind)) {
+        ahead = i + 1;
+        break;
+      }
+    }
+  }
   if (ahead != a->reported_ahead && options_.on_queue_position) {
     a->reported_ahead = ahead;
     post_callback_locked([callback = options_.on_queue_position, ahead] { callback(ahead); });
@@ -154,7 +170,8 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<std::string> qu
     cleanup_locked(a);
     return;
   }
-  a->pred_path = path_ + "/" + *(it - 1);
+  a->pred_path = path_ + "/" + queue[ahead - 1];
+  // When a first-in-line node we wait behind goes, nothing excluding us is ahead any more.
   a->pred_was_first = ahead == 1;
   watch_locked(a);
 }

@@ -17,6 +17,8 @@ struct Acquisition {
   std::int64_t session_id = 0;  // the ZooKeeper session that owns the node
   unsigned generation = 0;      // Session::generation() when it was taken
   std::chrono::steady_clock::time_point acquired_at{};
+  bool shared = false;  // a SharedMutex's read lock (readers share it); false: exclusive
+
 
   /// The token a resource checks (czxid-based; see fencing_token.h).
   FencingToken token() const noexcept { return {czxid, sequence}; }

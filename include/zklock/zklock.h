@@ -10,4 +10,5 @@
 #include "zklock/lock_state.h"
 #include "zklock/mutex.h"
 #include "zklock/session.h"
+#include "zklock/shared_mutex.h"
 #include "zklock/version.h"

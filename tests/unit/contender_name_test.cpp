@@ -94,6 +94,27 @@ TEST(ContenderNameTest, RecognisesReadWriteLockNodesOfCuratorAndKazoo) {
   }
 }
 
+TEST(ContenderNameTest, ReadWriteLockNodesAreContendersOfTheirKind) {
+  const auto kind = [](const std::string& name) -> std::string {
+    const auto p = parse_contender_name(name);
+    if (!p) return "not a contender";
+    const char* k = p->kind == ContenderKind::kRead    ? "read"
+                    : p->kind == ContenderKind::kWrite ? "write"
+                                                       : "exclusive";
+    return std::string(k) + " " + parsed(name);
+  };
+  EXPECT_EQ(kind(std::string(kUuid) + "-__READ__0000000007"), "read protected 7");
+  EXPECT_EQ(kind(std::string(kUuid) + "-__WRIT__0000000008"), "write protected 8");
+  EXPECT_EQ(kind("reader__READ__-000000001"), "read plain -1");
+  EXPECT_EQ(kind("0123abcd__rlock__0000000009"), "read kazoo 9");
+  EXPECT_EQ(kind("0123abcd__lock__0000000002"), "exclusive kazoo 2");  // kazoo Lock and WriteLock
+  EXPECT_EQ(kind(std::string(kUuid) + "-lock-0000000003"), "exclusive protected 3");
+  EXPECT_EQ(kind("__WRIT__12"), "not a contender");
+  EXPECT_TRUE(excludes_readers(ContenderKind::kWrite));
+  EXPECT_TRUE(excludes_readers(ContenderKind::kExclusive));
+  EXPECT_FALSE(excludes_readers(ContenderKind::kRead));
+}
+
 TEST(ContenderNameTest, QueueOrderIsBySignedSequenceNeverByText) {
   // As text "-000000001" < "0000000002" < "0000000010" would hold too, so include one that text
   // order gets wrong: "c-lock-0000000003" sorts after "b-lock-0000000010" by name.
