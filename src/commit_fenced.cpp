@@ -46,10 +46,17 @@ bool refused_by_server(Errc rc) { return rc == Errc::session_expired || rc == Er
 namespace detail {
 
 void commit_fenced(const std::shared_ptr<MutexCore>& core, const FencedWrite& writes) {
-  const std::string context = core->context() + "::commit_fenced";
   const auto acquisition = core->acquisition();
-  if (!acquisition) throw LockLostError(context + ": lock not held; nothing written");
-  detail::SessionCore& session = core->session();
+  if (!acquisition) {
+    throw LockLostError(core->context() + "::commit_fenced: lock not held; nothing written");
+  }
+  commit_fenced(*core, *acquisition, writes);
+}
+
+void commit_fenced(MutexCore& core, const Acquisition& held, const FencedWrite& writes) {
+  const std::string context = core.context() + "::commit_fenced";
+  const Acquisition* acquisition = &held;
+  detail::SessionCore& session = core.session();
   std::vector<detail::MultiOp> ops;
   ops.reserve(writes.ops().size() + 1);
   // The fence: our lock node must still exist (any version) for anything to be applied.

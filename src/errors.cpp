@@ -88,6 +88,8 @@ class Category final : public std::error_category {
       case Errc::incompatible_lock:
         return "the lock path holds read/write lock nodes (Curator's InterProcessReadWriteLock or "
                "kazoo's ReadLock), whose readers would not see a Mutex";
+      case Errc::timed_out:
+        return "not acquired before the deadline";
     }
     return "ZooKeeper error " + std::to_string(code);
   }

@@ -25,6 +25,14 @@ void EventDispatcher::stop() noexcept {
   }
 }
 
+bool EventDispatcher::try_post(std::function<void()>& task) {
+  std::lock_guard lock(mutex_);
+  if (stopping_) return false;
+  tasks_.push_back(std::move(task));
+  wake_.notify_one();
+  return true;
+}
+
 void EventDispatcher::post(std::function<void()> task) {
   std::lock_guard lock(mutex_);
   tasks_.push_back(std::move(task));

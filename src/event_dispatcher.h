@@ -33,6 +33,9 @@ class EventDispatcher {
 
   /// Runs `task` on the dispatcher's thread after everything posted before it.
   void post(std::function<void()> task);
+  /// As post(), but refuses (returns false, `task` untouched) once stop() has begun, when the
+  /// task might never run.
+  bool try_post(std::function<void()>& task);
   /// Waits until everything posted so far has run (or `timeout` passes).
   void flush(std::chrono::milliseconds timeout);
   /// True on the dispatcher's thread.

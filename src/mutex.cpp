@@ -40,6 +40,13 @@ bool Mutex::try_lock_until_steady(std::optional<std::chrono::steady_clock::time_
   return core->acquire(kExclusive, deadline, false, false);
 }
 
+LockRequest Mutex::async_lock(LockHandler handler, AsyncLockOptions options) {
+  return detail::async_lock(core_, kExclusive, std::move(handler), std::move(options));
+}
+std::future<Hold> Mutex::lock_future(AsyncLockOptions options) {
+  return detail::lock_future(core_, kExclusive, std::move(options));
+}
+
 void Mutex::unlock() noexcept { core_->release(); }
 void Mutex::cancel() noexcept { core_->cancel(); }
 LockState Mutex::state() const noexcept { return core_->state(); }

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "mutex_core.h"
@@ -56,6 +58,18 @@ struct MutexCore::Attempt {
   int retry_attempts = 0;   // retries after a pause (throttled), for the backoff
   std::uint64_t probe = 0;  // SessionCore heartbeat probe on our node while held
   std::size_t reported_ahead = static_cast<std::size_t>(-1);
+
+  // An asynchronous acquisition (Mutex::async_lock): no thread waits for it. Its outcome is
+  // settled once, through `handler`; once acquired, a Hold owns it.
+  struct Async {
+    LockHandler handler;
+    Executor executor;
+    bool settled = false;   // the outcome is decided: the handler is on its way, or ran
+    bool released = false;  // its Hold released it, or the Mutex was destroyed
+    LockState reported_state = LockState::kNotHeld;
+    std::optional<Acquisition> acquisition;
+  };
+  std::unique_ptr<Async> async;  // null for a blocking lock()
 };
 
 }  // namespace zklock::detail

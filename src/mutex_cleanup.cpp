@@ -81,6 +81,8 @@ void MutexCore::finish_cleanup_locked(const AttemptPtr& a) {
   a->retry_pending = false;
   a->retry = nullptr;
   attempts_.erase(std::remove(attempts_.begin(), attempts_.end(), a), attempts_.end());
+  // An asynchronous attempt that did not acquire is settled once nothing of it is left.
+  if (a->async && a->result != Attempt::Result::kAcquired) settle_async_locked(a, a->error);
   cv_.notify_all();
 }
 

@@ -58,7 +58,14 @@ void MutexCore::on_session_change() {
       case Attempt::Phase::kCleaning:
         if (closed || a->generation != generation) {
           finish_cleanup_locked(a);  // closing deleted it, or it went with its session
-        } else if (a->retry_pending && session_->connected()) {
+          break;
+        }
+        if (a->async && !a->async->settled && !session_->connected()) {
+          // Do not keep the handler waiting for a reconnect: the node goes with the session if
+          // it comes to that, and the delete is sent again when the connection is back.
+          settle_async_locked(a, a->error);
+        }
+        if (a->retry_pending && session_->connected()) {
           a->retry_pending = false;
           auto retry = std::move(a->retry);
           retry();
@@ -82,8 +89,12 @@ void MutexCore::on_session_change() {
 
 LockState MutexCore::state_locked() const {
   if (!held_) return LockState::kNotHeld;
-  if (held_->self_deleted) return LockState::kLost;
-  switch (session_->state_of(held_->generation)) {
+  return attempt_state_locked(held_);
+}
+
+LockState MutexCore::attempt_state_locked(const AttemptPtr& a) const {
+  if (a->self_deleted) return LockState::kLost;
+  switch (session_->state_of(a->generation)) {
     case SessionState::kConnected:
       return LockState::kHeld;
     case SessionState::kSuspended:
@@ -94,6 +105,7 @@ LockState MutexCore::state_locked() const {
 }
 
 void MutexCore::report_state_locked() {
+  report_async_states_locked();
   const LockState now = state_locked();
   if (now == reported_state_) return;
   const LockState before = reported_state_;
@@ -169,11 +181,15 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
   return give_up();
 }
 
-void MutexCore::take_acquisition_locked(const AttemptPtr& a) {
-  held_ = a;
-  acquisition_ = Acquisition{
+Acquisition MutexCore::acquisition_of_locked(const AttemptPtr& a) const {
+  return Acquisition{
       path_,         a->node_path,  a->sequence,        a->czxid,
       a->session_id, a->generation, SteadyClock::now(), a->kind == ContenderKind::kRead};
+}
+
+void MutexCore::take_acquisition_locked(const AttemptPtr& a) {
+  held_ = a;
+  acquisition_ = acquisition_of_locked(a);
   reported_state_ = LockState::kNotHeld;
   report_state_locked();
 }
@@ -295,6 +311,7 @@ void MutexCore::shutdown() noexcept {
     shut_down_ = true;
     cv_.notify_all();
     cv_.wait(lock, [&] { return callers_ == 0; });
+    end_all_async_locked();  // pending requests: cancelled; Holds: released
   }
   release();
   callbacks_->close();
@@ -312,9 +329,14 @@ std::optional<Acquisition> MutexCore::acquisition() const {
 }
 
 bool MutexCore::wait_lost_until(std::optional<SteadyClock::time_point> deadline) const {
+  return wait_lost_until([this] { return state_locked(); }, deadline);
+}
+
+bool MutexCore::wait_lost_until(const std::function<LockState()>& state,
+                                std::optional<SteadyClock::time_point> deadline) const {
   Lock lock(mutex_);
   while (true) {
-    const LockState s = state_locked();
+    const LockState s = state();
     if (s == LockState::kLost || s == LockState::kNotHeld) return true;
     const auto now = SteadyClock::now();
     if (deadline && now >= *deadline) return false;

@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <future>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,8 @@
 #include "zklock/acquisition.h"
 #include "zklock/contender.h"
 #include "zklock/fenced_write.h"
+#include "zklock/hold.h"
+#include "zklock/lock_request.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex_options.h"
 
@@ -87,6 +90,17 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   SessionCore& session() const noexcept { return *session_; }
 
   void on_session_change() override;
+
+  // Asynchronous acquisition (mutex_async.cpp). `attempt` is the opaque record a Hold or a
+  // LockRequest carries.
+  /// Queues a contender of `kind` whose outcome goes to `handler` (exactly once).
+  LockRequest async_acquire(ContenderKind kind, AsyncLockOptions options, LockHandler handler);
+  void cancel_request(const std::shared_ptr<void>& attempt) noexcept;
+  bool request_pending(const std::shared_ptr<void>& attempt) const noexcept;
+  void release_hold(const std::shared_ptr<void>& attempt) noexcept;
+  LockState hold_state(const std::shared_ptr<void>& attempt) const noexcept;
+  bool wait_hold_lost_until(const std::shared_ptr<void>& attempt,
+                            std::optional<SteadyClock::time_point> deadline) const;
 
  private:
   struct Attempt;
@@ -145,6 +159,18 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   std::shared_ptr<ClientConnection> connection_for_locked(const AttemptPtr& a) const;
 
   void take_acquisition_locked(const AttemptPtr& a);
+  Acquisition acquisition_of_locked(const AttemptPtr& a) const;
+  LockState attempt_state_locked(const AttemptPtr& a) const;
+  bool wait_lost_until(const std::function<LockState()>& state,
+                       std::optional<SteadyClock::time_point> deadline) const;
+
+  // Asynchronous attempts (mutex_async.cpp), with mutex_ held.
+  /// Decides an asynchronous attempt's outcome (once) and sends its handler on its way.
+  void settle_async_locked(const AttemptPtr& a, Errc code);
+  /// Gives up a pending asynchronous attempt with `code`: cleanup, then the handler.
+  void end_async_locked(const AttemptPtr& a, Errc code);
+  void end_all_async_locked();
+  void report_async_states_locked();
 
   const std::shared_ptr<SessionCore> session_;
   const std::string path_;
@@ -176,5 +202,14 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
 /// Mutex::commit_fenced and SharedMutex::commit_fenced: `writes` in one multi with a check that
 /// the held lock's node still exists. Throws: as Mutex::commit_fenced.
 void commit_fenced(const std::shared_ptr<MutexCore>& core, const FencedWrite& writes);
+
+/// Mutex::async_lock and the like: checks the handler, then core.async_acquire().
+LockRequest async_lock(const std::shared_ptr<MutexCore>& core, ContenderKind kind,
+                       LockHandler handler, AsyncLockOptions options);
+/// Mutex::lock_future and the like.
+std::future<Hold> lock_future(const std::shared_ptr<MutexCore>& core, ContenderKind kind,
+                              AsyncLockOptions options);
+/// The same, fenced on `acquisition` (a Hold's).
+void commit_fenced(MutexCore& core, const Acquisition& acquisition, const FencedWrite& writes);
 
 }  // namespace zklock::detail

@@ -372,6 +372,7 @@ void MutexCore::acquired_locked(const AttemptPtr& a) {
   }
   a->phase = Attempt::Phase::kHeld;
   a->result = Attempt::Result::kAcquired;
+  if (a->async) settle_async_locked(a, Errc::ok);
   if (a->self_watch == 0) {
     // No watch on our own node (we were first at once): the session's heartbeats read it instead,
     // so a node deleted under us (an operator) still turns the lock Lost - at no cost per acquire.
@@ -419,6 +420,11 @@ void MutexCore::vanished_locked(const AttemptPtr& a) {
 
 void MutexCore::restart_locked(const AttemptPtr& a) {
   // A new session generation: nothing of the old one is ours any more (its node dies with it).
+  if (a->async && a->generation != 0) {
+    // An asynchronous request does not re-queue on its own: its handler hears of the loss.
+    fail_locked(a, Errc::session_lost);
+    return;
+  }
   if (a->probe != 0) {
     session_->remove_probe(a->probe);
     a->probe = 0;

@@ -306,6 +306,10 @@ bool SessionCore::on_events_thread() const noexcept { return events_.on_thread()
 
 void SessionCore::post_event(std::function<void()> task) { events_.post(std::move(task)); }
 
+void SessionCore::post_event_or_detach(std::function<void()> task) {
+  if (!events_.try_post(task)) std::thread(std::move(task)).detach();
+}
+
 void SessionCore::flush_events(milliseconds timeout) { events_.flush(timeout); }
 
 void SessionCore::reaper_loop() {

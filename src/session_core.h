@@ -98,6 +98,9 @@ class SessionCore final : public ConnectionListener {
   void remove_listener(Session::ListenerId id);
   /// Runs `task` on the events thread (user callbacks).
   void post_event(std::function<void()> task);
+  /// As post_event(), but a task that must run exactly once (a completion handler) is run on a
+  /// thread of its own once the events thread is stopping (after close()).
+  void post_event_or_detach(std::function<void()> task);
   /// Waits until every event posted so far has been delivered (or `timeout` passes).
   void flush_events(std::chrono::milliseconds timeout);
   /// True on the events thread.

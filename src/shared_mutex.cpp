@@ -58,6 +58,19 @@ bool SharedMutex::try_downgrade() {
   return core->downgrade();
 }
 
+LockRequest SharedMutex::async_lock(LockHandler handler, AsyncLockOptions options) {
+  return detail::async_lock(core_, ContenderKind::kWrite, std::move(handler), std::move(options));
+}
+LockRequest SharedMutex::async_lock_shared(LockHandler handler, AsyncLockOptions options) {
+  return detail::async_lock(core_, ContenderKind::kRead, std::move(handler), std::move(options));
+}
+std::future<Hold> SharedMutex::lock_future(AsyncLockOptions options) {
+  return detail::lock_future(core_, ContenderKind::kWrite, std::move(options));
+}
+std::future<Hold> SharedMutex::lock_shared_future(AsyncLockOptions options) {
+  return detail::lock_future(core_, ContenderKind::kRead, std::move(options));
+}
+
 void SharedMutex::unlock() noexcept { core_->release({ContenderKind::kWrite}); }
 void SharedMutex::unlock_shared() noexcept { core_->release({ContenderKind::kRead}); }
 void SharedMutex::cancel() noexcept { core_->cancel(); }

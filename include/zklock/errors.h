@@ -10,7 +10,7 @@
 //   NotAuthorizedError   - ACL or authentication refused the request.
 //   InvalidArgumentError - bad input (path, connect string, timeout); nothing was sent.
 //   LockLostError        - the lock is no longer held (fenced writes, guards).
-//   CancelledError       - Mutex::cancel() stopped a waiting lock().
+//   CancelledError       - Mutex::cancel() stopped a waiting lock() (or a LockRequest was cancelled).
 //
 // A timeout that a bool can report (try_lock_for, wait_connected) is not an exception.
 #pragma once
@@ -61,6 +61,7 @@ enum class Errc : int {
   would_deadlock = 6,     // lock() from the thread that holds it (not reentrant)
   not_held = 7,           // an operation that needs the lock held, without it
   incompatible_lock = 8,  // the lock path holds another recipe's nodes (a read/write lock)
+  timed_out = 10,         // an asynchronous acquisition's deadline passed before it was acquired
 };
 
 /// The category of Errc. Its name() is "zklock"; message() gives a sentence for each code.

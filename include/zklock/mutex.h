@@ -31,6 +31,7 @@
 #pragma once
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,8 @@
 #include "zklock/contender.h"
 #include "zklock/fenced_write.h"
 #include "zklock/fencing_token.h"
+#include "zklock/hold.h"
+#include "zklock/lock_request.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex_options.h"
 #include "zklock/session.h"
@@ -118,6 +121,21 @@ class Mutex {
   ///   would go with the session anyway); other failures go to options.on_release_error.
   ///   Does nothing if not held.
   void unlock() noexcept;
+
+  /// Effects: queues an asynchronous acquisition: a contender of its own (its own node, not the
+  ///   object's blocking turn), moved along by ZooKeeper's completions, with no thread waiting.
+  ///   `handler` is called exactly once - with the Hold that owns the lock, or with an error
+  ///   (timed_out, cancelled, session_lost, closed, ...; see lock_request.h) and nothing left on
+  ///   the server - on `options.executor`, or on the session's event thread. Never inline.
+  ///   Destroying the Mutex cancels requests still pending (their handlers get Errc::cancelled,
+  ///   possibly after the destructor returned: they must not touch the Mutex) and releases their
+  ///   Holds' locks.
+  /// Returns: the handle that cancels the request.
+  /// Throws: InvalidArgumentError if `handler` is empty.
+  LockRequest async_lock(LockHandler handler, AsyncLockOptions options = {});
+  /// Effects: as async_lock(), with the outcome in a future: the Hold, or the exception the
+  ///   blocking lock() would throw (Error(timed_out) for the deadline, CancelledError, ...).
+  std::future<Hold> lock_future(AsyncLockOptions options = {});
 
   /// Effects: wakes every lock()/try_lock_for() waiting on this object at the time of the call;
   ///   they remove their nodes and fail (CancelledError / false). Later calls are not affected.

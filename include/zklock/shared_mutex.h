@@ -34,6 +34,8 @@
 #include "zklock/contender.h"
 #include "zklock/fenced_write.h"
 #include "zklock/fencing_token.h"
+#include "zklock/hold.h"
+#include "zklock/lock_request.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex.h"
 #include "zklock/mutex_options.h"
@@ -119,8 +121,16 @@ class SharedMutex {
   ///   NotAuthorizedError, Error as lock().
   [[nodiscard]] bool try_downgrade();
 
-  /// Effects: wakes every lock call waiting on this object at the time of the call (as
-  ///   Mutex::cancel()).
+  /// Effects, Returns, Throws: as Mutex::async_lock() and Mutex::lock_future(), for the exclusive
+  ///   lock (async_lock, lock_future) or the shared one (async_lock_shared, lock_shared_future).
+  ///   The Hold's acquisition().shared tells which.
+  LockRequest async_lock(LockHandler handler, AsyncLockOptions options = {});
+  LockRequest async_lock_shared(LockHandler handler, AsyncLockOptions options = {});
+  std::future<Hold> lock_future(AsyncLockOptions options = {});
+  std::future<Hold> lock_shared_future(AsyncLockOptions options = {});
+
+  /// Effects: wakes every blocking lock call waiting on this object at the time of the call (as
+  ///   Mutex::cancel()); asynchronous requests are cancelled through their LockRequest.
   void cancel() noexcept;
 
   /// Returns: the state of the current acquisition, shared or exclusive (NotHeld if none).

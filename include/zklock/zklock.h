@@ -7,6 +7,8 @@
 #include "zklock/fenced_write.h"
 #include "zklock/fencing_token.h"
 #include "zklock/guard.h"
+#include "zklock/hold.h"
+#include "zklock/lock_request.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex.h"
 #include "zklock/session.h"
