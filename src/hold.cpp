@@ -50,16 +50,4 @@ void Hold::unlock() noexcept {
   if (core_) core_->release_hold(attempt_);
 }
 
-void LockRequest::cancel() const noexcept {
-  auto core = core_.lock();
-  auto attempt = attempt_.lock();
-  if (core && attempt) core->cancel_request(attempt);
-}
-
-bool LockRequest::pending() const noexcept {
-  auto core = core_.lock();
-  auto attempt = attempt_.lock();
-  return core && attempt && core->request_pending(attempt);
-}
-
 }  // namespace zklock

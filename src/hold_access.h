@@ -18,13 +18,6 @@ struct HoldAccess {
     hold.acquisition_ = std::move(acquisition);
     return hold;
   }
-  static LockRequest make_request(const std::shared_ptr<MutexCore>& core,
-                                  const std::shared_ptr<void>& attempt) {
-    LockRequest request;
-    request.core_ = core;
-    request.attempt_ = attempt;
-    return request;
-  }
 };
 
 }  // namespace zklock::detail

@@ -10,6 +10,30 @@
 #include "mutex_core.h"
 
 namespace zklock::detail {
+namespace {
+
+// A LockRequest's view of one asynchronous attempt: neither keeps the other alive.
+class AttemptRequest final : public PendingRequest {
+ public:
+  AttemptRequest(const std::shared_ptr<MutexCore>& core, const std::shared_ptr<void>& attempt)
+      : core_(core), attempt_(attempt) {}
+  void cancel() noexcept override {
+    auto core = core_.lock();
+    auto attempt = attempt_.lock();
+    if (core && attempt) core->cancel_request(attempt);
+  }
+  bool pending() const noexcept override {
+    auto core = core_.lock();
+    auto attempt = attempt_.lock();
+    return core && attempt && core->request_pending(attempt);
+  }
+
+ private:
+  std::weak_ptr<MutexCore> core_;
+  std::weak_ptr<void> attempt_;
+};
+
+}  // namespace
 
 LockRequest MutexCore::async_acquire(ContenderKind kind, AsyncLockOptions options,
                                      LockHandler handler) {
@@ -26,7 +50,7 @@ LockRequest MutexCore::async_acquire(ContenderKind kind, AsyncLockOptions option
   if (a->try_once) deadline = now + session_->negotiated_timeout();
 
   std::lock_guard lock(mutex_);
-  const LockRequest request = HoldAccess::make_request(shared_from_this(), a);
+  const LockRequest request(std::make_shared<AttemptRequest>(shared_from_this(), a));
   if (session_->closed() || shut_down_) {
     a->result = Attempt::Result::kFailed;
     settle_async_locked(a, shut_down_ ? Errc::cancelled : Errc::closed);

@@ -20,13 +20,20 @@
 #include <memory>
 #include <optional>
 #include <system_error>
+#include <utility>
 
 #include "zklock/hold.h"
 
 namespace zklock {
 
 namespace detail {
-class MutexCore;
+/// What a LockRequest cancels: one request of a Mutex, or a LockSet's.
+class PendingRequest {
+ public:
+  virtual ~PendingRequest() = default;
+  virtual void cancel() noexcept = 0;
+  virtual bool pending() const noexcept = 0;
+};
 }  // namespace detail
 
 /// Runs the work it is given, later, somewhere (e.g. asio::post onto an io_context). It must not
@@ -58,18 +65,21 @@ struct AsyncLockOptions {
 class LockRequest {
  public:
   LockRequest() noexcept = default;
+  /// (zklock's recipes make requests; applications get them from async_lock.)
+  explicit LockRequest(std::shared_ptr<detail::PendingRequest> request) noexcept
+      : request_(std::move(request)) {}
   /// Effects: ends the request if it has not completed yet: its node and watch are removed and
   ///   the handler is called with Errc::cancelled. If it already acquired the lock (the handler
   ///   is on its way with the Hold), nothing happens: the Hold owns the lock. Thread-safe, never
   ///   throws, may be called any number of times.
-  void cancel() const noexcept;
+  void cancel() const noexcept {
+    if (request_) request_->cancel();
+  }
   /// Returns: true until the request's outcome is decided (the handler may still be on its way).
-  bool pending() const noexcept;
+  bool pending() const noexcept { return request_ && request_->pending(); }
 
  private:
-  friend struct detail::HoldAccess;
-  std::weak_ptr<detail::MutexCore> core_;
-  std::weak_ptr<void> attempt_;
+  std::shared_ptr<detail::PendingRequest> request_;
 };
 
 }  // namespace zklock

@@ -9,6 +9,7 @@
 #include "zklock/guard.h"
 #include "zklock/hold.h"
 #include "zklock/lock_request.h"
+#include "zklock/lock_set.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex.h"
 #include "zklock/session.h"
