@@ -77,7 +77,7 @@ gate_asan() {
 gate_tsan() {
   configure build-tsan "${sanitizer_build[@]}" -DZKLOCK_SANITIZE=thread -DZKLOCK_BUILD_TOOLS=OFF
   local suites=(session_test session_robustness_test mutex_test mutex_lifetime_test shared_mutex_test
-                async_lock_test)
+                async_lock_test lock_set_test)
   cmake --build build-tsan -j"$jobs" --target "${suites[@]}"
   run_ctest build-tsan -R "^($(IFS='|'; echo "${suites[*]}"))\$"
 }

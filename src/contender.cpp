@@ -2,10 +2,7 @@
 #include "zklock/contender.h"
 
 #include <algorithm>
-#include <array>
-#include <charconv>
 #include <cstdint>
-#include <cstdio>
 
 namespace zklock {
 namespace {
@@ -20,20 +17,24 @@ constexpr std::int32_t kUnreliableAbove = 1 << 30;
 
 // ZooKeeper appends printf("%010d", cversion): 10 characters, or 11 for values below -999999999.
 // Only what that printf can produce is a sequence: "-0969260123" or "-000000000" are not (a name
-// chosen by someone else, not a contender).
+// chosen by someone else, not a contender). Decided without printf: this runs for every child of
+// every listing, on the C client's completion thread.
 std::optional<std::int32_t> parse_sequence(std::string_view digits) noexcept {
-  if (digits.size() != 10 && !(digits.size() == 11 && digits.front() == '-')) return std::nullopt;
-  if (digits.front() == '+') return std::nullopt;
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (digits.size() != 10 && !(negative && digits.size() == 11)) return std::nullopt;
+  const std::string_view body = digits.substr(negative ? 1 : 0);
   std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
-  std::array<char, 16> canonical{};
-  const int written =
-      std::snprintf(canonical.data(), canonical.size(), "%010d", static_cast<int>(value));
-  if (digits != std::string_view(canonical.data(), static_cast<std::size_t>(written))) {
-    return std::nullopt;
+  for (const char c : body) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
   }
+  if (negative) {
+    if (value == 0) return std::nullopt;  // printf writes zero as "0000000000"
+    // Eleven characters only for ten significant digits; printf pads "-5" to "-000000005".
+    if (body.size() == 10 && body.front() == '0') return std::nullopt;
+    value = -value;
+  }
+  if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
   return static_cast<std::int32_t>(value);
 }
 

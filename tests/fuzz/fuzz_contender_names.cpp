@@ -54,12 +54,19 @@ std::optional<std::int32_t> reference_after(std::string_view name, std::string_v
 }
 
 std::optional<ParsedContenderName> reference_parse(std::string_view name) {
+  using zklock::ContenderKind;
+  const NodeNaming curator =
+      name.substr(0, 3) == "_c_" ? NodeNaming::kProtected : NodeNaming::kPlain;
   if (auto n = reference_after(name, "__lock__"))
-    return ParsedContenderName{*n, NodeNaming::kKazoo};
-  if (auto n = reference_after(name, "-lock-")) {
-    const bool is_protected = name.substr(0, 3) == "_c_";
-    return ParsedContenderName{*n, is_protected ? NodeNaming::kProtected : NodeNaming::kPlain};
-  }
+    return ParsedContenderName{*n, NodeNaming::kKazoo, ContenderKind::kExclusive};
+  if (auto n = reference_after(name, "__rlock__"))
+    return ParsedContenderName{*n, NodeNaming::kKazoo, ContenderKind::kRead};
+  if (auto n = reference_after(name, "__READ__"))
+    return ParsedContenderName{*n, curator, ContenderKind::kRead};
+  if (auto n = reference_after(name, "__WRIT__"))
+    return ParsedContenderName{*n, curator, ContenderKind::kWrite};
+  if (auto n = reference_after(name, "-lock-"))
+    return ParsedContenderName{*n, curator, ContenderKind::kExclusive};
   return std::nullopt;
 }
 
@@ -91,8 +98,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(parsed.has_value() == reference.has_value(),
           "parse_contender_name accepts exactly marker + printf(\"%010d\") names", name);
     if (!parsed) continue;
-    check(parsed->sequence == reference->sequence && parsed->naming == reference->naming,
-          "parse_contender_name returns the name's sequence number and naming", name);
+    check(parsed->sequence == reference->sequence && parsed->naming == reference->naming &&
+              parsed->kind == reference->kind,
+          "parse_contender_name returns the name's sequence number, naming and kind", name);
     expected.push_back({parsed->sequence, name});
     if (parsed->sequence >= (1 << 30) || parsed->sequence < -(1 << 30)) reliable = false;
   }
