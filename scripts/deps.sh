@@ -10,6 +10,7 @@ ZKLOCK_PACKAGES=(
   libgtest-dev                         # tests
   libcli11-dev nlohmann-json3-dev      # the zklock CLI
   libsqlite3-dev                       # the fenced-counter example
+  libasio-dev                          # the asio_requests example (the library does not use it)
   libcurator-recipes-java python3-kazoo  # interop tests: Apache Curator and kazoo on one path
   pkg-config                           # tests/consumers: a consumer linked with pkg-config
   iproute2                             # tests/netfaults: network namespaces, veth links, tc
