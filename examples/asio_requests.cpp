@@ -33,9 +33,9 @@ struct Stats {
   int served = 0;
   int timed_out = 0;
   int failed = 0;
-  int violations = 0;              // a lock held by two requests at once
-  std::array<int, 3> inside{};     // requests holding each lock right now
-  int most_waiting = 0;            // requests waiting at once, at the peak
+  int violations = 0;           // a lock held by two requests at once
+  std::array<int, 3> inside{};  // requests holding each lock right now
+  int most_waiting = 0;         // requests waiting at once, at the peak
   int threads_at_peak = 0;
   int waiting = 0;
 };
@@ -99,11 +99,12 @@ int main(int argc, char** argv) {
     stats.threads_at_peak = thread_count();
     io.run();  // one thread serves every request
 
-    std::cout << requests << " requests on " << locks.size() << " locks, one event-loop thread: "
-              << stats.served << " served, " << stats.timed_out << " timed out, " << stats.failed
-              << " failed\n"
-              << "threads while " << stats.most_waiting << " requests waited: "
-              << stats.threads_at_peak << " (before any request: " << threads_before << ")\n"
+    std::cout << requests << " requests on " << locks.size()
+              << " locks, one event-loop thread: " << stats.served << " served, " << stats.timed_out
+              << " timed out, " << stats.failed << " failed\n"
+              << "threads while " << stats.most_waiting
+              << " requests waited: " << stats.threads_at_peak
+              << " (before any request: " << threads_before << ")\n"
               << "two requests holding one lock at once: " << stats.violations << std::endl;
     const bool ok = stats.violations == 0 && stats.served == requests &&
                     stats.threads_at_peak == threads_before;

@@ -195,6 +195,17 @@ TEST(BenchSmoke, Many) {
   EXPECT_GT(number(r, "acquisitions_per_s"), 0) << r.output;
 }
 
+TEST(BenchSmoke, Async) {
+  BenchRun r = run_mode("async", 30, 0,
+                        {"threads_idle", "async_threads_waiting", "async_rss_kb_per_waiter",
+                         "async_acq_per_s", "blocking_threads_waiting", "blocking_acq_per_s"});
+  EXPECT_EQ(r.json["clients"], "30");
+  // Waiting requests cost no thread; the blocking form costs one each.
+  EXPECT_EQ(number(r, "async_threads_waiting"), number(r, "threads_idle")) << r.output;
+  EXPECT_GE(number(r, "blocking_threads_waiting"), number(r, "threads_idle") + 30) << r.output;
+  EXPECT_GT(number(r, "async_acq_per_s"), 0) << r.output;
+}
+
 TEST(BenchSmoke, BadArgumentsExitWithTwo) {
   BenchRun r = run_bench({"--mode", "sideways"});
   EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << describe_wait_status(r.status);

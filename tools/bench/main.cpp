@@ -1,6 +1,6 @@
 // zklock-bench: lock workloads on zklock, printing one JSON line per run (see docs/benchmarks.md).
 //
-//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|many --clients N --iterations K
+//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|many|async --clients N --iterations K
 //                [--json] [--path P] [--session-timeout-ms T] [--count-requests] [--no-cleanup]
 //                [--verbose]
 //
@@ -18,7 +18,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: zklock-bench --connect HOSTS --mode uncontended|contended|queue|many\n"
+    "usage: zklock-bench --connect HOSTS --mode uncontended|contended|queue|many|async\n"
     "                    [--clients N] [--iterations K] [--json] [--path P]\n"
     "                    [--session-timeout-ms T] [--count-requests] [--no-cleanup] [--verbose]\n"
     "  uncontended  one session, K lock+unlock cycles (K default 2000)\n"
@@ -26,6 +26,8 @@ constexpr const char* kUsage =
     "  queue        N waiters queue behind a held lock, which is then released; the queue drains\n"
     "               (N 16); K rounds (default 1), drain_seconds is their median\n"
     "  many         one session acquires and holds N distinct locks (N 1000)\n"
+    "  async        N waiters on one session queue and drain, as async_lock requests and as\n"
+    "               blocking lock() calls on a thread each (N 500)\n"
     "Prints one JSON line on stdout (--json is the default and only format).\n"
     "--count-requests adds req_<operation>_per_acq: zklock's requests by kind, counted "
     "client-side.\n";
@@ -103,6 +105,8 @@ int main(int argc, char** argv) {
       zklock::bench::run_contended(o, out);
     } else if (o.mode == "queue") {
       zklock::bench::run_queue(o, out);
+    } else if (o.mode == "async") {
+      zklock::bench::run_async(o, out);
     } else if (o.mode == "many") {
       zklock::bench::run_many(o, out);
     } else {

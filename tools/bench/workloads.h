@@ -1,4 +1,4 @@
-// tools/bench/workloads.h: zklock-bench's four workloads. Each fills one JSON line and returns 0,
+// tools/bench/workloads.h: zklock-bench's workloads. Each fills one JSON line and returns 0,
 // or throws (std::exception) when the run could not be completed.
 #pragma once
 
@@ -30,5 +30,9 @@ void run_contended(const BenchOptions& o, JsonLine& out);
 void run_queue(const BenchOptions& o, JsonLine& out);
 // many: one session acquires `clients` distinct locks and holds them all at once.
 void run_many(const BenchOptions& o, JsonLine& out);
+// async: `clients` waiters (default 500) on one session queue on one lock and drain, first as
+// asynchronous requests, then as blocking lock() calls on a thread each; acquisitions per second,
+// threads and resident memory per waiting acquisition of each form.
+void run_async(const BenchOptions& o, JsonLine& out);
 
 }  // namespace zklock::bench
