@@ -50,7 +50,7 @@ LockRequest MutexCore::async_acquire(ContenderKind kind, AsyncLockOptions option
   if (a->try_once) deadline = now + session_->negotiated_timeout();
 
   std::lock_guard lock(mutex_);
-  const LockRequest request(std::make_shared<AttemptRequest>(shared_from_this(), a));
+  LockRequest request(std::make_shared<AttemptRequest>(shared_from_this(), a));
   if (session_->closed() || shut_down_) {
     a->result = Attempt::Result::kFailed;
     settle_async_locked(a, shut_down_ ? Errc::cancelled : Errc::closed);
