@@ -62,8 +62,8 @@ class SharedInteropTest : public InteropFixture {
 // ---------------------------------------------------------------------------------------------
 // Mixed read/write exclusion: two readers and a writer of the peer library (processes) and two
 // readers and a writer of zklock (threads), all looping on one path at once. The log and the
-// marker files must show no writer beside anyone, everyone completed, and both libraries' writers
-// entered after the other library's contenders (they really contended).
+// marker files must show no writer beside anyone, everyone completed, and the lock passing between
+// the libraries at a writer (they really contended).
 void SharedInteropTest::run_mixed_shared(Lib peer_lib) {
   constexpr int kIterations = 10;
   constexpr int kHoldMs = 20;
@@ -100,24 +100,23 @@ void SharedInteropTest::run_mixed_shared(Lib peer_lib) {
   EXPECT_EQ(shared_exclusion_problem(events, expected, readers, &max_readers), "")
       << "log:\n"
       << read_file(log_);
-  // Writers of each library entered right after a contender of the other one.
-  int to_zklock_writer = 0, to_peer_writer = 0;
+  // The libraries really contended: the lock passed between them at a writer (a writer entered
+  // right after the other library's contender, or right before it) - which is what makes "no
+  // writer beside anyone" mean something across libraries.
+  int writer_handovers = 0;
   const auto order = enter_order(events);
   for (std::size_t i = 1; i < order.size(); ++i) {
-    const Lib from = lib_of[order[i - 1]], to = lib_of[order[i]];
-    if (from == to || readers.count(order[i]) != 0) continue;
-    ++(to == Lib::kZklock ? to_zklock_writer : to_peer_writer);
+    if (lib_of[order[i - 1]] == lib_of[order[i]]) continue;
+    if (readers.count(order[i - 1]) == 0 || readers.count(order[i]) == 0) ++writer_handovers;
   }
-  EXPECT_GE(to_zklock_writer, 1) << "no hand-over from " << lib_name(peer_lib)
-                                 << " to zklock's writer:\n"
+  EXPECT_GE(writer_handovers, 1) << "the lock never passed between " << lib_name(peer_lib)
+                                 << " and zklock at a writer:\n"
                                  << read_file(log_);
-  EXPECT_GE(to_peer_writer, 1) << "no hand-over from zklock to " << lib_name(peer_lib)
-                               << "'s writer:\n"
-                               << read_file(log_);
   // How much the readers overlapped depends on timing: reported, not asserted (the
   // ReadersShare tests assert sharing deterministically).
   std::cout << lib_name(peer_lib) << " + zklock: " << order.size() << " acquisitions, at most "
-            << max_readers << " readers inside at once\n";
+            << max_readers << " readers inside at once, " << writer_handovers
+            << " hand-overs between the libraries at a writer\n";
   RecordProperty("max_readers_inside", max_readers);
 
   expect_lock_path_clean(observer_, server_.port, path_);
