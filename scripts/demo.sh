@@ -6,12 +6,14 @@
 #   3. two processes increment a counter in SQLite and two a counter in a znode, fenced
 #      (fenced_counter, znode_counter): no increment is lost;
 #   4. the CLI: a holder, two waiters and the queue (`zklock hold`, `exec`, `status`);
-#   5. a lost session: the server is frozen (SIGSTOP) past the 6 s session timeout while
+#   5. a read/write lock (shared_lock): three readers hold it at once, a writer waits for them,
+#      writes fenced and downgrades to a read lock;
+#   6. a lost session: the server is frozen (SIGSTOP) past the 6 s session timeout while
 #      stop_on_lost holds a lock - it stops, and says so, before the server could hand the lock
 #      on - and session_monitor prints Suspended, Lost, then a new session once the server thaws.
 # Fails (exit 1) as soon as an example does not do what it shows; CI runs it (scripts/test.sh demo).
 #
-# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-4 (a healthy server throughout) print an error
+# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-5 (a healthy server throughout) print an error
 # or a ZooKeeper C client log line on stderr; without it the demo only counts them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,7 @@ build=${BUILD_DIR:-build}
 cmake -S . -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target zklock-cli zklock-example-basic-lock \
   zklock-example-guard-token zklock-example-fenced-counter zklock-example-znode-counter \
-  zklock-example-stop-on-lost zklock-example-session-monitor >/dev/null
+  zklock-example-stop-on-lost zklock-example-session-monitor zklock-example-shared-lock >/dev/null
 bin=$(pwd)/$build/bin
 
 work=$(mktemp -d)
@@ -57,7 +59,7 @@ expect_exit() {
   [ "$status" -eq "$3" ] || fail "$1 exited with $status, expected $3"
 }
 
-# Parts 1-4 run against a healthy server: their stderr is also kept, to count error lines.
+# Parts 1-5 run against a healthy server: their stderr is also kept, to count error lines.
 exec 3>&2
 exec 2> >(tee "$work/healthy.err" >&3)
 healthy_tee=$!
@@ -108,16 +110,24 @@ wait "$holder" || true  # stopped by SIGTERM on purpose
 expect_exit "zklock exec (waiter A)" $a 0
 expect_exit "zklock exec (waiter B)" $b 0
 
+echo "== 5. a read/write lock: readers share it, a writer waits, writes and downgrades"
+"$bin/zklock-example-shared-lock" --path /demo/config-lock --config /demo/config --readers 3 \
+  >"$work/shared.out" || fail "shared_lock exited with $?"
+sed 's/^/   /' "$work/shared.out"
+grep -q "^3 readers hold the read lock at once" "$work/shared.out" ||
+  fail "shared_lock: the readers did not hold the lock together"
+grep -q "^downgraded to a read lock" "$work/shared.out" || fail "shared_lock: no downgrade"
+
 exec 2>&3 3>&-
 wait "$healthy_tee" 2>/dev/null || true
 noisy=$(grep -cE 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" || true)
-echo "== parts 1-4 (healthy server): $noisy error or C client lines on stderr"
+echo "== parts 1-5 (healthy server): $noisy error or C client lines on stderr"
 if [ "${ZKLOCK_DEMO_REQUIRE_QUIET:-0}" = 1 ] && [ "$noisy" -ne 0 ]; then
   grep -E 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" | head -n 20 >&2
   fail "a healthy run must print no error lines"
 fi
 
-echo "== 5. a lost session: the server freezes past the 6 s session timeout"
+echo "== 6. a lost session: the server freezes past the 6 s session timeout"
 # stdbuf -oL: its first line (printf, no flush) must reach the file before it exits.
 stdbuf -oL "$bin/zklock-example-session-monitor" --timeout-ms 6000 --seconds 15 \
   >"$work/monitor.out" &

@@ -48,7 +48,7 @@ std::optional<ParsedContenderName> parse_after(std::string_view name, std::strin
 
 NodeNaming curator_naming(std::string_view name) noexcept {
   return name.substr(0, kProtectedPrefix.size()) == kProtectedPrefix ? NodeNaming::kProtected
-                                                                      : NodeNaming::kPlain;
+                                                                     : NodeNaming::kPlain;
 }
 
 }  // namespace
@@ -61,8 +61,7 @@ bool is_read_write_lock_node(std::string_view name) noexcept {
 std::optional<ParsedContenderName> parse_contender_name(std::string_view name) noexcept {
   if (auto parsed = parse_after(name, kKazooMarker, NodeNaming::kKazoo, ContenderKind::kExclusive))
     return parsed;
-  if (auto parsed =
-          parse_after(name, kKazooReadMarker, NodeNaming::kKazoo, ContenderKind::kRead))
+  if (auto parsed = parse_after(name, kKazooReadMarker, NodeNaming::kKazoo, ContenderKind::kRead))
     return parsed;
   // Curator's read/write lock: "<prefix>__READ__NNNNNNNNNN" / "<prefix>__WRIT__NNNNNNNNNN".
   if (auto parsed = parse_after(name, kReadMarker, curator_naming(name), ContenderKind::kRead))

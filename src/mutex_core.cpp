@@ -20,8 +20,7 @@ MutexCore::MutexCore(std::shared_ptr<SessionCore> session, std::string path, Mut
       node_data_(holder_identity(options_.description)) {}
 
 std::string MutexCore::context() const {
-  return std::string(read_write_ ? "zklock::SharedMutex" : "zklock::Mutex") + "(\"" + path_ +
-         "\")";
+  return std::string(read_write_ ? "zklock::SharedMutex" : "zklock::Mutex") + "(\"" + path_ + "\")";
 }
 
 MutexCore::~MutexCore() = default;
@@ -118,9 +117,10 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
   if (held_ && owner_ == std::this_thread::get_id()) {
     if (held_->kind == ContenderKind::kRead && kind != ContenderKind::kRead) {
       throw Error(Errc::would_deadlock,
-                  context + "::lock: this thread holds the shared lock; upgrading it to the "
-                            "exclusive lock is not supported (it would wait for itself): "
-                            "unlock_shared() first");
+                  context +
+                      "::lock: this thread holds the shared lock; upgrading it to the "
+                      "exclusive lock is not supported (it would wait for itself): "
+                      "unlock_shared() first");
     }
     throw Error(Errc::would_deadlock, context + "::lock");
   }
@@ -171,9 +171,9 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
 
 void MutexCore::take_acquisition_locked(const AttemptPtr& a) {
   held_ = a;
-  acquisition_ = Acquisition{path_,         a->node_path,  a->sequence,       a->czxid,
-                             a->session_id, a->generation, SteadyClock::now(),
-                             a->kind == ContenderKind::kRead};
+  acquisition_ = Acquisition{
+      path_,         a->node_path,  a->sequence,        a->czxid,
+      a->session_id, a->generation, SteadyClock::now(), a->kind == ContenderKind::kRead};
   reported_state_ = LockState::kNotHeld;
   report_state_locked();
 }

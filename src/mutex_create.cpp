@@ -36,8 +36,8 @@ void MutexCore::start_create_locked(const AttemptPtr& a) {
   const unsigned step = a->step;
   auto self = shared_from_this();
   // Curator's protected name, so Curator contenders queue with us on one path.
-  c->create(path_ + "/" + lock_node_prefix(a->uuid, a->kind), node_data_, NodeMode::kEphemeralSequential,
-            session_->node_acl(),
+  c->create(path_ + "/" + lock_node_prefix(a->uuid, a->kind), node_data_,
+            NodeMode::kEphemeralSequential, session_->node_acl(),
             [self, a, step](OpResult&& r) { self->on_created(a, step, std::move(r)); });
   // Pipelined: the server answers one session's requests in order, so this listing sees the create.
   c->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });

@@ -7,9 +7,7 @@
 namespace zklock {
 namespace {
 
-ContenderKind kind_of(bool shared) {
-  return shared ? ContenderKind::kRead : ContenderKind::kWrite;
-}
+ContenderKind kind_of(bool shared) { return shared ? ContenderKind::kRead : ContenderKind::kWrite; }
 
 }  // namespace
 

@@ -576,7 +576,7 @@ TEST(MutexTest, QueueOrderIsNumericAndKnowsWhereItStopsBeingReliable) {
   EXPECT_FALSE(sequence_order_reliable({"a-lock-0000000010", "_c_a-lock-2147483647"}));
   EXPECT_FALSE(sequence_order_reliable({"_c_b-lock--2147483648"}));
   EXPECT_FALSE(parse_contender_name("_c_x-lock-123"));
-  EXPECT_FALSE(parse_contender_name("abc__rlock__0000000001"));
+  EXPECT_EQ(parse_contender_name("abc__rlock__0000000001")->kind, ContenderKind::kRead);
   EXPECT_EQ(parse_contender_name("abc__lock__0000000001")->naming, NodeNaming::kKazoo);
   EXPECT_EQ(parse_contender_name("plain-lock-0000000001")->naming, NodeNaming::kPlain);
   EXPECT_EQ(parse_contender_name("_c_b-lock--2147483648")->sequence, INT32_MIN);

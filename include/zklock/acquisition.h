@@ -19,7 +19,6 @@ struct Acquisition {
   std::chrono::steady_clock::time_point acquired_at{};
   bool shared = false;  // a SharedMutex's read lock (readers share it); false: exclusive
 
-
   /// The token a resource checks (czxid-based; see fencing_token.h).
   FencingToken token() const noexcept { return {czxid, sequence}; }
 };

@@ -26,7 +26,9 @@ enum class ContenderKind {
 };
 
 /// True for the kinds a reader waits behind: everything but another reader.
-constexpr bool excludes_readers(ContenderKind kind) noexcept { return kind != ContenderKind::kRead; }
+constexpr bool excludes_readers(ContenderKind kind) noexcept {
+  return kind != ContenderKind::kRead;
+}
 
 struct Contender {
   std::string name;           // node name (not path)
