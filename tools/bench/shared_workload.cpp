@@ -69,7 +69,7 @@ class SharedRun {
         }
       }
     }
-    for (auto& w : workers_) post(w, [](Worker&) { return false; });
+    for (auto& w : workers_) post(w, {});  // quit
     for (auto& w : workers_) {
       if (w.thread.joinable()) w.thread.join();
     }
@@ -95,10 +95,10 @@ class SharedRun {
     std::thread thread;
     std::mutex m;
     std::condition_variable cv;
-    std::deque<std::function<bool(Worker&)>> tasks;  // false: quit
+    std::deque<std::function<void(Worker&)>> tasks;  // an empty one: quit
   };
 
-  static void post(Worker& w, std::function<bool(Worker&)> task) {
+  static void post(Worker& w, std::function<void(Worker&)> task) {
     {
       std::lock_guard lock(w.m);
       w.tasks.push_back(std::move(task));
@@ -115,19 +115,17 @@ class SharedRun {
     }
     progress([&] { ++opened_; });
     for (;;) {
-      std::function<bool(Worker&)> task;
+      std::function<void(Worker&)> task;
       {
         std::unique_lock lock(w.m);
         w.cv.wait(lock, [&] { return !w.tasks.empty(); });
         task = std::move(w.tasks.front());
         w.tasks.pop_front();
       }
-      if (!w.mutex) {
-        if (!task(w)) return;  // nothing else can run without a session
-        continue;
-      }
+      if (!task) return;
+      if (!w.mutex) continue;  // no session: the run has failed already (error_)
       try {
-        if (!task(w)) return;
+        task(w);
       } catch (const std::exception& e) {
         error_.set(e.what());
         progress([] {});
@@ -226,7 +224,6 @@ class SharedRun {
           node_[i] = acquisition ? acquisition->node_path.substr(path_.size() + 1) : "";
           ++acquired_;
         });
-        return true;
       });
     }
     wait_children(n + 1);
@@ -234,7 +231,6 @@ class SharedRun {
       w.mutex->lock();
       enter(false);
       progress([&] { ++acquired_; });
-      return true;
     });
     const std::vector<std::string> queue = wait_children(n + 2);
     // Every reader watches W1; W2 its predecessor, the last reader. (Readers first in line behind
@@ -281,7 +277,6 @@ class SharedRun {
         w.mutex->unlock_shared();
         (void)w.session->get(path_);
         progress([&] { ++released_; });
-        return true;
       });
       ++released;
       wait_for([&] { return released_ >= released; }, "a reader's release");
@@ -305,7 +300,6 @@ class SharedRun {
       w.mutex->unlock();
       (void)w.session->get(path_);
       progress([&] { ++released_; });
-      return true;
     });
     wait_for([&] { return released_ >= released + 1; }, "the second writer's release");
 
@@ -344,7 +338,6 @@ class SharedRun {
           w.mutex->unlock_shared();
         }
         progress([&] { ++finished_; });
-        return true;
       });
     }
     gate_.wait_ready(n_);
