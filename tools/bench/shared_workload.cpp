@@ -78,11 +78,10 @@ class SharedRun {
   SharedRun& operator=(const SharedRun&) = delete;
 
   void run(JsonLine& out) {
-    for (std::size_t i = 0; i < workers_.size(); ++i) {
-      workers_[i].thread = std::thread([this, i] { work(workers_[i]); });
-    }
+    for (auto& w : workers_) w.thread = std::thread([this, &w] { work(w); });
     wait_for([&] { return opened_ == static_cast<int>(workers_.size()); }, "sessions");
     std::vector<SharedRound> rounds;
+    rounds.reserve(kRounds);
     for (int r = 0; r < kRounds; ++r) rounds.push_back(run_round(r % 2 == 1));
     const auto [secs, lat] = run_throughput();
     write_figures(out, rounds, secs, lat);
@@ -370,7 +369,7 @@ class SharedRun {
     // Per round: W1's release and the n readers' releases; n + 1 acquisitions (readers, W2).
     const double releases = static_cast<double>(rounds.size()) * (n_ + 1);
     auto per = [&](std::int64_t v, double d) {
-      return ok ? std::optional<double>(v / d) : std::nullopt;
+      return ok ? std::optional<double>(static_cast<double>(v) / d) : std::nullopt;
     };
     out.number("server_requests_per_acq", per(packets, releases), 2)
         .number("wakeups_per_release", per(writer + in_order + reverse, releases), 3)
