@@ -188,6 +188,22 @@ TEST(BenchSmoke, Queue) {
   EXPECT_GT(number(r, "wakeups_per_release"), 0) << r.output;
 }
 
+TEST(BenchSmoke, Shared) {
+  // Four readers between two writers: a writer's release wakes exactly the readers behind it;
+  // released in queue order, the readers wake the second writer once (their last release).
+  BenchRun r = run_mode(
+      "shared", 4, 5,
+      {"writer_release_wakeups", "group_release_wakeups_in_order", "group_release_wakeups_reverse",
+       "readers_inside_max", "watch_notifications_per_release"});
+  EXPECT_EQ(r.json["clients"], "4");
+  EXPECT_EQ(r.json["iters"], "5");
+  EXPECT_EQ(r.json["readers_inside_max"], "4") << r.output;
+  EXPECT_EQ(number(r, "writer_release_wakeups"), 4) << r.output;
+  EXPECT_EQ(number(r, "group_release_wakeups_in_order"), 1) << r.output;
+  // In reverse order each release is the second writer's predecessor's: one wakeup each.
+  EXPECT_EQ(number(r, "group_release_wakeups_reverse"), 4) << r.output;
+}
+
 TEST(BenchSmoke, Many) {
   BenchRun r = run_mode("many", 20, 0, {"acquisitions_per_s", "bytes_per_lock", "held"});
   EXPECT_EQ(r.json["clients"], "20");

@@ -185,6 +185,16 @@ TEST(CommandLineTest, ForegroundFlag) {
 
 // ---- Usage errors: 64, a message, nothing run.
 
+TEST(CommandLineTest, SharedAndWriteChooseTheReadWriteLockForExecAndHold) {
+  EXPECT_EQ(parse({"exec", "/a", "--", "true"}).line().lock.mode, LockMode::kExclusive);
+  EXPECT_EQ(parse({"exec", "--shared", "/a", "--", "true"}).line().lock.mode, LockMode::kShared);
+  EXPECT_EQ(parse({"exec", "--write", "/a", "--", "true"}).line().lock.mode, LockMode::kWrite);
+  EXPECT_EQ(parse({"hold", "--shared", "/a"}).line().lock.mode, LockMode::kShared);
+  EXPECT_EQ(parse({"hold", "--write", "/a"}).line().lock.mode, LockMode::kWrite);
+  expect_usage_error({"exec", "--shared", "--write", "/a", "--", "true"}, "--write");
+  expect_usage_error({"status", "--shared", "/a"}, "--shared");
+}
+
 TEST(CommandLineTest, BadDurationsAreUsageErrors) {
   expect_usage_error({"exec", "--timeout", "5", "/l", "--", "true"}, "missing unit");
   expect_usage_error({"exec", "--timeout", "5 parsecs", "/l", "--", "true"}, "invalid duration");

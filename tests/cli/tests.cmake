@@ -9,6 +9,7 @@ find_package(nlohmann_json REQUIRED)
 zklock_add_test(cli_test ${CMAKE_CURRENT_LIST_DIR}/cli_process.cpp ${CMAKE_CURRENT_LIST_DIR}/cli_exec_test.cpp
                 ${CMAKE_CURRENT_LIST_DIR}/cli_hold_test.cpp ${CMAKE_CURRENT_LIST_DIR}/cli_lost_lock_test.cpp
                 ${CMAKE_CURRENT_LIST_DIR}/cli_status_test.cpp
+                ${CMAKE_CURRENT_LIST_DIR}/cli_shared_test.cpp
                 LIBS zklock nlohmann_json::nlohmann_json TIMEOUT 300)
 target_include_directories(cli_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)  # test_env.h
 target_compile_definitions(cli_test PRIVATE ZKLOCK_CLI="$<TARGET_FILE:zklock-cli>")

@@ -1,15 +1,21 @@
-// Interop contender: Apache Curator's InterProcessMutex on a lock path that zklock and kazoo
-// contenders share (tests/interop/interop_test.cpp starts it as a child process).
+// Interop contender: Apache Curator's InterProcessMutex, or either side of its
+// InterProcessReadWriteLock, on a lock path that zklock and kazoo contenders share
+// (tests/interop/interop_test.cpp and shared_interop_test.cpp start it as a child process).
 //
 // usage: java CuratorContender CONNECT LOCK_PATH ITERATIONS LOGFILE NAME [HOLD_MS] [options]
 //   options: --queue-once          exactly one acquisition (ITERATIONS is ignored)
 //            --start-file PATH     after connecting, wait until PATH exists before the first acquire
 //            --hold-until PATH     inside the lock, hold until PATH exists (instead of HOLD_MS)
+//            --mode mutex|read|write  InterProcessMutex (the default), or the read or the write
+//                                  lock of an InterProcessReadWriteLock (its node data is NAME too)
 //
 // Protocol (the same in kazoo_contender.py and in the test's zklock threads): ITERATIONS times
-//   acquire; append "enter NAME <ns>" to LOGFILE; create LOGFILE.inside exclusively (if it exists,
-//   another contender is inside at the same time: append "VIOLATION NAME", release, exit 3);
-//   hold; delete LOGFILE.inside; append "exit NAME <ns>"; release.
+//   acquire; append "enter NAME <ns>" to LOGFILE; then, as a writer (mutex or write), create
+//   LOGFILE.inside exclusively and check that no LOGFILE.reader.* exists; as a reader, create
+//   LOGFILE.reader.NAME and check that LOGFILE.inside does not exist (either way round, of a
+//   reader and a writer inside at once at least one sees the other's file). Someone inside who
+//   must not be: append "VIOLATION NAME", release, exit 3. Hold; delete our file; append
+//   "exit NAME <ns>"; release.
 // <ns> is System.nanoTime(), CLOCK_MONOTONIC on Linux like the other contenders' clocks, so the
 // log's timestamps are comparable across processes. LOGFILE is opened with O_APPEND and every
 // line is one write(2), so lines from different processes never interleave.
@@ -27,11 +33,13 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.stream.Stream;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
@@ -69,6 +77,13 @@ public final class CuratorContender {
     return true;
   }
 
+  // True if any reader's marker (LOGFILE.reader.*) exists.
+  private static boolean readersInside(Path logPath, String readerPrefix) throws IOException {
+    try (Stream<Path> files = Files.list(logPath.getParent())) {
+      return files.anyMatch(p -> p.getFileName().toString().startsWith(readerPrefix));
+    }
+  }
+
   public static void main(String[] args) {
     System.exit(run(args));
   }
@@ -76,13 +91,14 @@ public final class CuratorContender {
   private static int run(String[] args) {
     if (args.length < 5) {
       System.err.println("usage: CuratorContender CONNECT LOCK_PATH ITERATIONS LOGFILE NAME [HOLD_MS] "
-          + "[--queue-once] [--start-file PATH] [--hold-until PATH]");
+          + "[--queue-once] [--start-file PATH] [--hold-until PATH] [--mode mutex|read|write]");
       return 2;
     }
     final String connect = args[0], lockPath = args[1], logFile = args[3], name = args[4];
     int iterations;
     long holdMs = 0;
     Path startFile = null, holdUntil = null;
+    String mode = "mutex";
     try {
       iterations = Integer.parseInt(args[2]);
       int i = 5;
@@ -92,6 +108,7 @@ public final class CuratorContender {
           case "--queue-once": iterations = 1; break;
           case "--start-file": startFile = Paths.get(args[++i]); break;
           case "--hold-until": holdUntil = Paths.get(args[++i]); break;
+          case "--mode": mode = args[++i]; break;
           default: throw new IllegalArgumentException("unknown option " + args[i]);
         }
       }
@@ -99,7 +116,15 @@ public final class CuratorContender {
       System.err.println("CuratorContender: bad arguments: " + e);
       return 2;
     }
-    final Path marker = Paths.get(logFile + ".inside");
+    if (!mode.equals("mutex") && !mode.equals("read") && !mode.equals("write")) {
+      System.err.println("CuratorContender: bad --mode " + mode);
+      return 2;
+    }
+    final boolean reader = mode.equals("read");
+    final Path writerMarker = Paths.get(logFile + ".inside");
+    final Path logPath = Paths.get(logFile).toAbsolutePath();
+    final String readerPrefix = logPath.getFileName() + ".reader.";
+    final Path marker = reader ? logPath.resolveSibling(readerPrefix + name) : writerMarker;
 
     final CuratorFramework client = CuratorFrameworkFactory.builder()
         .connectString(connect)
@@ -127,14 +152,27 @@ public final class CuratorContender {
         System.err.println("CuratorContender: start file never appeared: " + startFile);
         return 4;
       }
-      InterProcessMutex mutex = new InterProcessMutex(client, lockPath, new ReportingDriver());
+      InterProcessMutex mutex;
+      if (mode.equals("mutex")) {
+        mutex = new InterProcessMutex(client, lockPath, new ReportingDriver());
+      } else {
+        // Its drivers are internal: no "queued" line (the test watches the server instead).
+        InterProcessReadWriteLock rw = new InterProcessReadWriteLock(
+            client, lockPath, name.getBytes(StandardCharsets.UTF_8));
+        mutex = reader ? rw.readLock() : rw.writeLock();
+      }
       for (int k = 0; k < iterations; k++) {
         mutex.acquire();
         try {
           append("enter " + name + " " + System.nanoTime());
+          boolean violated;
           try {
-            Files.createFile(marker);  // O_CREAT|O_EXCL: fails if anyone else is inside
+            Files.createFile(marker);  // O_CREAT|O_EXCL: fails if another writer is inside
+            violated = reader ? Files.exists(writerMarker) : readersInside(logPath, readerPrefix);
           } catch (FileAlreadyExistsException e) {
+            violated = true;
+          }
+          if (violated) {
             append("VIOLATION " + name + " " + System.nanoTime());
             return 3;
           }

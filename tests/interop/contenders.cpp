@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <shared_mutex>
 #include <utility>
 
 #ifndef ZKLOCK_INTEROP_CURATOR_MISSING
@@ -91,6 +92,12 @@ Peer::Peer(Lib lib, const ContenderArgs& a, std::string out_path)
     argv.push_back(s);
   }
   if (a.queue_once) argv.push_back("--queue-once");
+  if (!a.mode.empty()) argv.insert(argv.end(), {"--mode", a.mode});
+  if (a.kazoo_patterns) {
+    std::string patterns;
+    for (const auto& p : *a.kazoo_patterns) patterns += (patterns.empty() ? "" : ",") + p;
+    argv.insert(argv.end(), {"--patterns", patterns});
+  }
   if (!a.start_file.empty()) argv.insert(argv.end(), {"--start-file", a.start_file});
   if (!a.hold_until.empty()) argv.insert(argv.end(), {"--hold-until", a.hold_until});
   SpawnOptions options;
@@ -107,6 +114,48 @@ void expect_exit(Peer& peer, int code, std::chrono::milliseconds limit) {
       << describe_wait_status(*status) << ", expected exit " << code << ": " << peer.describe();
 }
 
+namespace {
+
+std::string reader_marker(const std::string& log, const std::string& name) {
+  return log + ".reader." + name;
+}
+
+bool readers_inside(const std::string& log) {
+  const std::filesystem::path path(log);
+  const std::string prefix = path.filename().string() + ".reader.";
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path())) {
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string enter_critical(const std::string& log, const std::string& name, bool reader) {
+  const std::string writer_marker = log + ".inside";
+  const std::string ours = reader ? reader_marker(log, name) : writer_marker;
+  const UniqueFd created(::open(ours.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+  if (!created.valid()) {
+    const int err = errno;
+    return err == EEXIST ? "another holder was inside" : std::strerror(err);
+  }
+  // Ours first, then theirs: of a reader and a writer inside at once, one sees the other's file.
+  const bool other = reader ? std::filesystem::exists(writer_marker) : readers_inside(log);
+  return other ? "another holder was inside" : "";
+}
+
+void leave_critical(const std::string& log, const std::string& name, bool reader) {
+  ::unlink((reader ? reader_marker(log, name) : log + ".inside").c_str());
+}
+
+std::optional<std::string> ZklockContender::node() const {
+  const auto contenders = mutex_ ? mutex_->contenders() : shared_->contenders();
+  for (const auto& c : contenders) {
+    if (c.ephemeral_owner == session_.session_id()) return c.name;
+  }
+  return std::nullopt;
+}
+
 void ZklockContender::run() {
   std::string error;
   int completed = 0;
@@ -116,20 +165,26 @@ void ZklockContender::run() {
       gate_.wait(lock, [&] { return go_; });
     }
     LogWriter log(args_.log);
-    const std::string marker = args_.log + ".inside";
+    const bool reader = args_.mode == "read";
     for (int i = 0; i < args_.iterations && error.empty(); ++i) {
       {
         std::lock_guard lock(gate_mutex_);
         if (abort_) break;
       }
-      std::unique_lock<Mutex> hold(mutex_);
+      std::unique_lock<Mutex> hold_exclusive;
+      std::unique_lock<SharedMutex> hold_write;
+      std::shared_lock<SharedMutex> hold_read;
+      if (mutex_) {
+        hold_exclusive = std::unique_lock<Mutex>(*mutex_);
+      } else if (reader) {
+        hold_read = std::shared_lock<SharedMutex>(*shared_);
+      } else {
+        hold_write = std::unique_lock<SharedMutex>(*shared_);
+      }
       log.append("enter", args_.name);
-      if (const UniqueFd inside(
-              ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
-          !inside.valid()) {
-        const int err = errno;
+      if (std::string problem = enter_critical(args_.log, args_.name, reader); !problem.empty()) {
         log.append("VIOLATION", args_.name);
-        error = err == EEXIST ? "another holder was inside" : std::strerror(err);
+        error = problem;
         break;
       }
       if (!args_.hold_until.empty()) {
@@ -139,7 +194,7 @@ void ZklockContender::run() {
         std::this_thread::sleep_for(
             std::chrono::milliseconds(args_.hold_ms));  // the work, not sync
       }
-      ::unlink(marker.c_str());
+      leave_critical(args_.log, args_.name, reader);
       log.append("exit", args_.name);
       ++completed;
     }

@@ -1,8 +1,9 @@
 // tests/interop/contenders.h: the contenders of the interop suite - Curator and kazoo programs run
 // as child processes (CuratorContender.java, kazoo_contender.py, built and located by tests.cmake)
 // and zklock threads, each with its own Session - all following one protocol around their
-// critical section (event_log.h): append "enter", create a marker file exclusively (it existing
-// already means two holders: "VIOLATION"), hold, delete the marker, append "exit".
+// critical section (event_log.h): append "enter", create a marker file (a writer's exclusively,
+// and no reader's may exist; a reader's own, and no writer's may exist: else "VIOLATION"), hold,
+// delete the marker, append "exit".
 //
 // A peer that is not installed makes its tests skip - or fail, on CI or with
 // ZKLOCK_INTEROP_REQUIRED (ZKLOCK_REQUIRE_PEER).
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,7 +72,19 @@ struct ContenderArgs {
   std::string start_file;  // peers wait for it after connecting (a common start line)
   std::string hold_until;  // hold the lock until this file exists
   bool queue_once = false;
+  // What the contender takes: "" the library's exclusive lock (zklock's Mutex, Curator's
+  // InterProcessMutex, kazoo's Lock); "read" / "write" a side of its read/write lock (zklock's
+  // SharedMutex, Curator's InterProcessReadWriteLock, kazoo's ReadLock / WriteLock).
+  std::string mode;
+  // kazoo only: its extra_lock_patterns instead of the mode's default (kazoo_contender.py).
+  std::optional<std::vector<std::string>> kazoo_patterns;
 };
+
+// The critical section's files (see above): enter_critical() creates ours and checks for the
+// others - "" when fine, else what went wrong (another holder inside: "another holder was
+// inside") - and leave_critical() deletes ours.
+std::string enter_critical(const std::string& log, const std::string& name, bool reader);
+void leave_critical(const std::string& log, const std::string& name, bool reader);
 
 ContenderArgs contender_args(const std::string& connect, const std::string& lock_path,
                              const std::string& log, const std::string& name, int iterations,
@@ -107,15 +121,18 @@ class Peer {
 // Asserts that `peer` exits with `code` within `limit`.
 void expect_exit(Peer& peer, int code, std::chrono::milliseconds limit = kRunLimit);
 
-// A zklock contender: a thread with its own Session and Mutex, running the same protocol as the
-// peer programs. The Session stays open until the object is destroyed, so that the server-side
-// checks at the end of a test still see anything (a watch, a node) it might have left behind.
+// A zklock contender: a thread with its own Session and Mutex (or SharedMutex, by args.mode),
+// running the same protocol as the peer programs. The Session stays open until the object is
+// destroyed, so that the server-side checks at the end of a test still see anything (a watch, a
+// node) it might have left behind.
 class ZklockContender {
  public:
-  explicit ZklockContender(const ContenderArgs& a)
-      : args_(a),
-        session_(options_for(a.connect)),
-        mutex_(session_, a.lock_path, mutex_options(a.name)) {
+  explicit ZklockContender(const ContenderArgs& a) : args_(a), session_(options_for(a.connect)) {
+    if (a.mode.empty()) {
+      mutex_.emplace(session_, a.lock_path, mutex_options(a.name));
+    } else {
+      shared_.emplace(session_, a.lock_path, mutex_options(a.name));
+    }
     thread_ = std::thread([this] { run(); });
   }
   ~ZklockContender() {
@@ -125,7 +142,8 @@ class ZklockContender {
     }
     gate_.notify_all();
     if (!finished()) {
-      mutex_.cancel();   // a lock() waiting now
+      if (mutex_) mutex_->cancel();  // a lock() waiting now
+      if (shared_) shared_->cancel();
       session_.close();  // and any later one (fails with ClosedError)
     }
     thread_.join();
@@ -152,6 +170,8 @@ class ZklockContender {
   }
   Session& session() { return session_; }
   const std::string& name() const { return args_.name; }
+  // Our node while queued or holding (contenders() of the path: the one our session owns).
+  std::optional<std::string> node() const;
 
  private:
   static MutexOptions mutex_options(const std::string& name) {
@@ -168,7 +188,8 @@ class ZklockContender {
 
   const ContenderArgs args_;
   Session session_;
-  Mutex mutex_;
+  std::optional<Mutex> mutex_;         // mode ""
+  std::optional<SharedMutex> shared_;  // mode "read" or "write"
   std::mutex gate_mutex_;
   std::condition_variable gate_;
   bool go_ = false;

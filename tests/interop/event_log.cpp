@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -64,6 +65,43 @@ std::string exclusion_problem(const std::vector<Event>& events,
     if (want_enter) ++enters[e.name];
   }
   if (events.size() % 2 != 0) return "the last holder never exited";
+  for (const auto& [name, count] : expected_enters) {
+    if (enters[name] != count)
+      return name + " entered " + std::to_string(enters[name]) + " times, expected " +
+             std::to_string(count);
+  }
+  return "";
+}
+
+std::string shared_exclusion_problem(const std::vector<Event>& events,
+                                     const std::map<std::string, int>& expected_enters,
+                                     const std::set<std::string>& readers, int* max_readers) {
+  std::map<std::string, int> enters;
+  std::set<std::string> inside;
+  bool writer_inside = false;
+  *max_readers = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    const std::string at = "line " + std::to_string(i + 1) + " (" + e.what + " " + e.name + "): ";
+    if (expected_enters.count(e.name) == 0) return at + "unknown contender";
+    const bool reader = readers.count(e.name) != 0;
+    if (e.what == "VIOLATION") return at + "a holder found someone inside who must not be";
+    if (e.what == "enter") {
+      if (inside.count(e.name) != 0) return at + "entered twice";
+      if (writer_inside) return at + "entered beside a writer";
+      if (!reader && !inside.empty()) return at + "a writer entered beside others";
+      inside.insert(e.name);
+      writer_inside = !reader;
+      if (reader) *max_readers = std::max(*max_readers, static_cast<int>(inside.size()));
+      ++enters[e.name];
+    } else if (e.what == "exit") {
+      if (inside.erase(e.name) == 0) return at + "exit of someone who was not inside";
+      writer_inside = false;
+    } else {
+      return at + "unknown event";
+    }
+  }
+  if (!inside.empty()) return *inside.begin() + " never exited";
   for (const auto& [name, count] : expected_enters) {
     if (enters[name] != count)
       return name + " entered " + std::to_string(enters[name]) + " times, expected " +

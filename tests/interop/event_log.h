@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,13 @@ std::vector<Event> read_events(const std::string& path);
 // exactly as often as `expected_enters` says; "" when it is one.
 std::string exclusion_problem(const std::vector<Event>& events,
                               const std::map<std::string, int>& expected_enters);
+
+// The same for a read/write lock: the names in `readers` may be inside together (their count at
+// the busiest moment goes to *max_readers), anyone else only alone. "" when `events` is such a
+// history. Lines are judged in log order (each is written while its writer holds the lock).
+std::string shared_exclusion_problem(const std::vector<Event>& events,
+                                     const std::map<std::string, int>& expected_enters,
+                                     const std::set<std::string>& readers, int* max_readers);
 
 // The names in the order they entered.
 std::vector<std::string> enter_order(const std::vector<Event>& events);

@@ -1,5 +1,6 @@
 # Interop suite: zklock::Mutex, Apache Curator's InterProcessMutex and python kazoo's Lock
-# contending on one lock path (interop/interop_test.cpp). Included by tests/CMakeLists.txt.
+# contending on one lock path (interop/interop_test.cpp), and zklock::SharedMutex with Curator's
+# and kazoo's read/write locks (interop/shared_interop_test.cpp). Included by tests/CMakeLists.txt.
 #
 # The peers are found at configure time:
 #   Curator: javac + java (FindJava) and the jars below, searched in ZKLOCK_INTEROP_JAR_DIRS
@@ -49,16 +50,21 @@ else()
   message(STATUS "zklock interop: kazoo contender with ${_kazoo_python}")
 endif()
 
-zklock_add_test(interop_test ${_interop_dir}/interop_test.cpp ${_interop_dir}/contenders.cpp
-                ${_interop_dir}/event_log.cpp LIBS zklock TIMEOUT 240 LABELS interop)
-target_compile_definitions(interop_test PRIVATE
-  ZKLOCK_INTEROP_JAVA="${Java_JAVA_EXECUTABLE}"
-  ZKLOCK_INTEROP_CLASSPATH="${_curator_classes}:${_curator_cp_string}"
-  ZKLOCK_INTEROP_CURATOR_CLASS_FILE="${_curator_classes}/CuratorContender.class"
-  ZKLOCK_INTEROP_CURATOR_MISSING="${_curator_missing}"
-  ZKLOCK_INTEROP_PYTHON="${_kazoo_python}"
-  ZKLOCK_INTEROP_KAZOO_SCRIPT="${_interop_dir}/kazoo_contender.py"
-  ZKLOCK_INTEROP_KAZOO_MISSING="${_kazoo_missing}")
-if(TARGET interop_curator_contender)
-  add_dependencies(interop_test interop_curator_contender)
-endif()
+# interop_test: the exclusive locks (interop_test.cpp); shared_interop_test: the read/write locks
+# (shared_interop_test.cpp: zklock's SharedMutex, Curator's InterProcessReadWriteLock, kazoo's
+# ReadLock and WriteLock). Same contender programs, same peers.
+foreach(_interop_test IN ITEMS interop_test shared_interop_test)
+  zklock_add_test(${_interop_test} ${_interop_dir}/${_interop_test}.cpp ${_interop_dir}/contenders.cpp
+                  ${_interop_dir}/event_log.cpp LIBS zklock TIMEOUT 240 LABELS interop)
+  target_compile_definitions(${_interop_test} PRIVATE
+    ZKLOCK_INTEROP_JAVA="${Java_JAVA_EXECUTABLE}"
+    ZKLOCK_INTEROP_CLASSPATH="${_curator_classes}:${_curator_cp_string}"
+    ZKLOCK_INTEROP_CURATOR_CLASS_FILE="${_curator_classes}/CuratorContender.class"
+    ZKLOCK_INTEROP_CURATOR_MISSING="${_curator_missing}"
+    ZKLOCK_INTEROP_PYTHON="${_kazoo_python}"
+    ZKLOCK_INTEROP_KAZOO_SCRIPT="${_interop_dir}/kazoo_contender.py"
+    ZKLOCK_INTEROP_KAZOO_MISSING="${_kazoo_missing}")
+  if(TARGET interop_curator_contender)
+    add_dependencies(${_interop_test} interop_curator_contender)
+  endif()
+endforeach()

@@ -1,6 +1,7 @@
 // zklock-bench: lock workloads on zklock, printing one JSON line per run (see docs/benchmarks.md).
 //
-//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|many|async --clients N --iterations K
+//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async
+//                --clients N --iterations K
 //                [--json] [--path P] [--session-timeout-ms T] [--count-requests] [--no-cleanup]
 //                [--verbose]
 //
@@ -18,13 +19,16 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: zklock-bench --connect HOSTS --mode uncontended|contended|queue|many|async\n"
+    "usage: zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async\n"
     "                    [--clients N] [--iterations K] [--json] [--path P]\n"
     "                    [--session-timeout-ms T] [--count-requests] [--no-cleanup] [--verbose]\n"
     "  uncontended  one session, K lock+unlock cycles (K default 2000)\n"
     "  contended    N sessions, a thread each, K cycles each on one lock (N 16, K 60)\n"
     "  queue        N waiters queue behind a held lock, which is then released; the queue drains\n"
     "               (N 16); K rounds (default 1), drain_seconds is their median\n"
+    "  shared       SharedMutex: a writer releases to N queued readers (a second writer behind\n"
+    "               them), who then release to it: who woke, per release (N 8; 4 rounds); then\n"
+    "               N sessions take the shared lock K times each, all at once (K 50)\n"
     "  many         one session acquires and holds N distinct locks (N 1000)\n"
     "  async        N waiters on one session queue and drain, as async_lock requests and as\n"
     "               blocking lock() calls on a thread each (N 500)\n"
@@ -105,6 +109,8 @@ int main(int argc, char** argv) {
       zklock::bench::run_contended(o, out);
     } else if (o.mode == "queue") {
       zklock::bench::run_queue(o, out);
+    } else if (o.mode == "shared") {
+      zklock::bench::run_shared(o, out);
     } else if (o.mode == "async") {
       zklock::bench::run_async(o, out);
     } else if (o.mode == "many") {

@@ -13,6 +13,7 @@ namespace zklock::bench {
 using testing::parse_dump_ephemerals;
 using testing::parse_mntr;
 using testing::parse_wchc;
+using testing::parse_wchp;
 using testing::try_four_letter_word;
 
 ServerStats::ServerStats(const std::string& connect) {
@@ -65,6 +66,20 @@ ServerCounters ServerStats::read() const {
     total.ok = total.ok && ok;
   }
   return total;
+}
+
+std::optional<std::vector<std::int64_t>> ServerStats::watchers(const std::string& path) const {
+  if (servers_.empty()) return std::nullopt;
+  std::vector<std::int64_t> sessions;
+  for (const auto& [host, port] : servers_) {
+    const auto wchp = try_four_letter_word(host, port, "wchp", std::chrono::seconds(5));
+    if (!wchp || wchp->find("not executed") != std::string::npos) return std::nullopt;
+    const auto by_path = parse_wchp(*wchp);
+    if (const auto it = by_path.find(path); it != by_path.end()) {
+      sessions.insert(sessions.end(), it->second.begin(), it->second.end());
+    }
+  }
+  return sessions;
 }
 
 std::optional<std::int64_t> ServerStats::self_watches(const std::string& prefix) const {

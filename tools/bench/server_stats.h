@@ -43,6 +43,10 @@ class ServerStats {
   /// not a wakeup of a waiter. Costs 2 x cost_per_read() packets.
   std::optional<std::int64_t> self_watches(const std::string& prefix) const;
 
+  /// The sessions watching `path` (data or exists watches), from `wchp`, over every server;
+  /// nullopt if unavailable. Costs cost_per_read() packets.
+  std::optional<std::vector<std::int64_t>> watchers(const std::string& path) const;
+
   /// zk_packets_received added by one read() (one 4lw per server).
   std::int64_t cost_per_read() const { return static_cast<std::int64_t>(servers_.size()); }
 

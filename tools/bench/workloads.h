@@ -28,6 +28,10 @@ void run_contended(const BenchOptions& o, JsonLine& out);
 // each waiter acquires once and releases, and the queue drains. `iterations` rounds (default 1)
 // with the same sessions; drain_seconds is the median round.
 void run_queue(const BenchOptions& o, JsonLine& out);
+// shared: a SharedMutex; who a writer's release and a reader group's releases wake (`clients`
+// readers between two writers), then `clients` readers taking the shared lock `iterations` times
+// each at once (shared_workload.cpp).
+void run_shared(const BenchOptions& o, JsonLine& out);
 // many: one session acquires `clients` distinct locks and holds them all at once.
 void run_many(const BenchOptions& o, JsonLine& out);
 // async: `clients` waiters (default 500) on one session queue on one lock and drain, first as

@@ -1,5 +1,6 @@
-// CliLock: the lock `zklock exec` and `zklock hold` take - a session of its own, the Mutex, the
-// wait for it - and its release, which leaves nothing of ours on the server when zklock exits.
+// CliLock: the lock `zklock exec` and `zklock hold` take - a session of its own, the Mutex (or a
+// side of a SharedMutex: --shared, --write), the wait for it - and its release, which leaves
+// nothing of ours on the server when zklock exits.
 #pragma once
 
 #include <memory>
@@ -7,17 +8,20 @@
 #include <string>
 
 #include "console.h"
+#include "lock_wait.h"
 #include "options.h"
 #include "signals.h"
 #include "wakeup.h"
 #include "zklock/mutex.h"
 #include "zklock/session.h"
+#include "zklock/shared_mutex.h"
 
 namespace zklock::cli {
 
 class CliLock {
  public:
-  /// Opens the session (open_session) and creates the Mutex for `path`; nothing is queued yet.
+  /// Opens the session (open_session) and creates the Mutex (or SharedMutex, by `lock.mode`) for
+  /// `path`; nothing is queued yet.
   /// Throws: what open_session and the Mutex constructor throw.
   CliLock(const std::string& path, const CommonOptions& common, const LockOptions& lock,
           const Console& console);
@@ -34,7 +38,7 @@ class CliLock {
   /// exits. Idempotent.
   void release();
 
-  Mutex& mutex() { return *mutex_; }
+  LockHandle& lock() { return *handle_; }
   const Session& session() const { return *session_; }
   /// Notified on every change of the held lock's state: poll it next to the signalfd.
   Wakeup& state_changed() { return state_changed_; }
@@ -46,6 +50,8 @@ class CliLock {
   Wakeup state_changed_;  // before the Session: its event thread may still notify until closed
   std::unique_ptr<Session> session_;
   std::optional<Mutex> mutex_;
+  std::optional<SharedMutex> shared_mutex_;
+  std::optional<LockHandle> handle_;
 };
 
 }  // namespace zklock::cli

@@ -78,7 +78,7 @@ std::string as_text(OnLost policy) {
 // Runs the command under the held lock until it ends; stops it if the lock is lost.
 class Supervisor {
  public:
-  Supervisor(const ExecOptions& exec, RunningCommand child, const Mutex& mutex,
+  Supervisor(const ExecOptions& exec, RunningCommand child, const LockHandle& mutex,
              const Session& session, const Console& console, SignalReader& signals,
              Wakeup& state_changed)
       : exec_(exec),
@@ -239,10 +239,11 @@ int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOpt
 
   CliLock held(exec.path, common, lock, console);
   if (const auto not_acquired_code = held.acquire(signals)) return *not_acquired_code;
-  const Acquisition acquisition = *held.mutex().acquisition();
-  console.note("acquired " + exec.path + " (node " + acquisition.node_path + ", fencing token " +
+  const Acquisition acquisition = *held.lock().acquisition();
+  console.note(std::string(held.lock().shared() ? "acquired (shared) " : "acquired ") + exec.path +
+               " (node " + acquisition.node_path + ", fencing token " +
                acquisition.token().to_string() + ")");
-  if (held.mutex().state() == LockState::kLost) {
+  if (held.lock().state() == LockState::kLost) {
     console.error("lock on " + exec.path + " lost before the command could start");
     return exit_code::kLockLost;
   }
@@ -253,7 +254,7 @@ int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOpt
   start.inherited_descriptors = inherited_descriptors;
   RunningCommand child = command.start(start, signals);
   console.note("running " + command.display() + " (pid " + std::to_string(child.pid()) + ")");
-  Supervisor supervisor(exec, child, held.mutex(), held.session(), console, signals,
+  Supervisor supervisor(exec, child, held.lock(), held.session(), console, signals,
                         held.state_changed());
   const int code = supervisor.run();
   held.release();

@@ -24,8 +24,8 @@ inline constexpr int kSignalBase = 128;     // 128 + N: died of (or interrupted 
 inline constexpr const char* kExitCodeHelp =
     "Exit codes:\n"
     "  0        success (exec: the command's own exit code is passed through)\n"
-    "  64       bad usage: bad lock path (or one that holds a read/write lock of\n"
-    "           Curator or kazoo), bad duration, missing command\n"
+    "  64       bad usage: bad lock path (or, without --shared or --write, one that\n"
+    "           holds a read/write lock), bad duration, missing command\n"
     "  69       ZooKeeper unreachable within --connect-timeout (or lost for good)\n"
     "  70       unexpected internal error\n"
     "  75       --timeout passed before the lock was acquired\n"

@@ -22,7 +22,7 @@ constexpr const char* kHoldFooter =
     "  FENCING_TOKEN SEQUENCE NODE_PATH\n"
     "or with --json one object:\n"
     "  {\"path\":...,\"node\":...,\"sequence\":42,\"fencing_token\":\"4294967338\",\n"
-    "   \"czxid\":4294967338,\"session_id\":\"0x...\"}\n"
+    "   \"czxid\":4294967338,\"session_id\":\"0x...\",\"shared\":false}\n"
     "The lock is then held until SIGINT, SIGTERM or SIGHUP (released; exit 0) or until it is\n"
     "lost (exit 76, message on stderr). For scripts that hold a lock across several steps:\n"
     "read the line, work, then kill the zklock process.\n"
@@ -40,6 +40,7 @@ void print_acquisition(const Acquisition& acquisition, bool json) {
         {"path", acquisition.lock_path},    {"node", acquisition.node_path},
         {"sequence", acquisition.sequence}, {"fencing_token", acquisition.token().to_string()},
         {"czxid", acquisition.czxid},       {"session_id", session_id_hex(acquisition.session_id)},
+        {"shared", acquisition.shared},
     };
     std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
@@ -63,10 +64,10 @@ int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOpt
              const Console& console, SignalReader& signals) {
   CliLock held(hold.path, common, lock, console);
   if (const auto not_acquired_code = held.acquire(signals)) return *not_acquired_code;
-  print_acquisition(*held.mutex().acquisition(), hold.json);
+  print_acquisition(*held.lock().acquisition(), hold.json);
   console.note("holding " + hold.path + " until SIGINT or SIGTERM");
 
-  LockStateWatch watch(held.mutex(), held.session(), console);
+  LockStateWatch watch(held.lock(), held.session(), console);
   int code = exit_code::kOk;
   for (;;) {
     if (watch.check() == LockState::kLost) {

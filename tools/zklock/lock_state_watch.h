@@ -7,14 +7,14 @@
 #pragma once
 
 #include "console.h"
-#include "zklock/mutex.h"
+#include "lock_wait.h"
 #include "zklock/session.h"
 
 namespace zklock::cli {
 
 class LockStateWatch {
  public:
-  LockStateWatch(const Mutex& mutex, const Session& session, const Console& console)
+  LockStateWatch(const LockHandle& mutex, const Session& session, const Console& console)
       : mutex_(mutex), session_(session), console_(console) {}
 
   /// Returns: the lock's state now. With --verbose, reports Suspended and the return to Held.
@@ -25,7 +25,7 @@ class LockStateWatch {
   int poll_timeout_ms() const;
 
  private:
-  const Mutex& mutex_;
+  const LockHandle& mutex_;
   const Session& session_;
   const Console& console_;
   LockState last_ = LockState::kHeld;

@@ -33,7 +33,53 @@ MutexOptions cli_mutex_options(const std::string& path, const LockOptions& lock,
   return options;
 }
 
-WaitOutcome wait_for_lock(Mutex& mutex, std::optional<std::chrono::milliseconds> timeout,
+void LockHandle::lock() {
+  if (mutex_ != nullptr) {
+    mutex_->lock();
+  } else if (shared_) {
+    shared_mutex_->lock_shared();
+  } else {
+    shared_mutex_->lock();
+  }
+}
+
+bool LockHandle::try_lock_for(std::chrono::milliseconds timeout) {
+  if (mutex_ != nullptr) return mutex_->try_lock_for(timeout);
+  return shared_ ? shared_mutex_->try_lock_shared_for(timeout)
+                 : shared_mutex_->try_lock_for(timeout);
+}
+
+void LockHandle::unlock() noexcept {
+  if (mutex_ != nullptr) {
+    mutex_->unlock();
+  } else if (shared_) {
+    shared_mutex_->unlock_shared();
+  } else {
+    shared_mutex_->unlock();
+  }
+}
+
+void LockHandle::cancel() noexcept {
+  if (mutex_ != nullptr) {
+    mutex_->cancel();
+  } else {
+    shared_mutex_->cancel();
+  }
+}
+
+LockState LockHandle::state() const noexcept {
+  return mutex_ != nullptr ? mutex_->state() : shared_mutex_->state();
+}
+
+std::optional<Acquisition> LockHandle::acquisition() const {
+  return mutex_ != nullptr ? mutex_->acquisition() : shared_mutex_->acquisition();
+}
+
+const std::string& LockHandle::path() const noexcept {
+  return mutex_ != nullptr ? mutex_->path() : shared_mutex_->path();
+}
+
+WaitOutcome wait_for_lock(LockHandle& mutex, std::optional<std::chrono::milliseconds> timeout,
                           SignalReader& signals) {
   // The wait runs on its own thread so that this one can keep reading signals and cancel it.
   Wakeup finished;

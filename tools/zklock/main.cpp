@@ -92,7 +92,9 @@ int run(int argc, char** argv) {
     return exit_code::kUnavailable;
   } catch (const Error& e) {
     if (e.errc() == Errc::incompatible_lock) {  // the path is not a Mutex's to use
-      console.error(e.what());
+      console.error(std::string(e.what()) +
+                    " (--write takes the write side of the read/write lock, --shared its read "
+                    "side)");
       return exit_code::kUsage;
     }
     console.error(std::string("unexpected error: ") + e.what());

@@ -107,6 +107,20 @@ void add_lock_options(CLI::App& command, LockOptions& options) {
                   "free text stored in the lock node, shown by `zklock status`")
       ->type_name("TEXT")
       ->group(group);
+  auto* shared = command
+                     .add_flag_callback(
+                         "--shared", [&options] { options.mode = LockMode::kShared; },
+                         "take the read side of a read/write lock (zklock SharedMutex, Curator "
+                         "InterProcessReadWriteLock): readers hold it together, writers wait")
+                     ->group(group);
+  command
+      .add_flag_callback(
+          "--write", [&options] { options.mode = LockMode::kWrite; },
+          "take the write side of a read/write lock: alone, after the readers and writers "
+          "queued before it. Without --shared or --write: the exclusive lock (Mutex), which "
+          "refuses a path that holds a read/write lock (exit 64)")
+      ->excludes(shared)
+      ->group(group);
 }
 
 std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console) {

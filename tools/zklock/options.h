@@ -30,9 +30,17 @@ struct CommonOptions {
   }
 };
 
+/// Which lock `exec` and `hold` take on the path.
+enum class LockMode {
+  kExclusive,  // default: a zklock::Mutex (Curator's InterProcessMutex, kazoo's Lock)
+  kShared,     // --shared: the read side of a zklock::SharedMutex (readers share it)
+  kWrite,      // --write: its write side (alone; Curator's and kazoo's read/write lock paths)
+};
+
 struct LockOptions {
   std::optional<std::chrono::milliseconds> timeout;  // none: wait as long as it takes
   std::string description;
+  LockMode mode = LockMode::kExclusive;
 };
 
 /// What a subcommand taking a LOCK_PATH is told by its caller: its name and texts, and where its
@@ -53,7 +61,7 @@ CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& command);
 
 /// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
 void add_common_options(CLI::App& command, CommonOptions& options);
-/// Adds --timeout and --description to `command`.
+/// Adds --timeout, --description, --shared and --write to `command`.
 void add_lock_options(CLI::App& command, LockOptions& options);
 
 /// Adds a duration option (see duration.h) writing into `target`. `positive`: reject 0.

@@ -15,16 +15,21 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kStatusFooter =
-    "Text output: one line per contender in queue order, the holder first:\n"
-    "  POSITION ROLE NODE sequence=N czxid=N session=0x... naming=... host=... pid=... "
+    "Text output: one line per contender in queue order, the holder(s) first:\n"
+    "  POSITION ROLE NODE kind=K sequence=N czxid=N session=0x... naming=... host=... pid=... "
     "description=\"...\"\n"
+    "ROLE is holder or waiting. kind is exclusive (a Mutex, Curator's InterProcessMutex, kazoo's\n"
+    "Lock and WriteLock), write or read (a read/write lock: zklock's SharedMutex, Curator's\n"
+    "InterProcessReadWriteLock, kazoo's ReadLock). Readers with no other kind ahead of them hold\n"
+    "together; anyone else holds only when first.\n"
     "Nodes of other libraries (Apache Curator, kazoo) show their raw data as data=\"...\".\n"
     "\n"
     "--json prints one document:\n"
     "  "
     "{\"path\":\"/locks/x\",\"contenders\":[{\"position\":0,\"name\":\"_c_...-lock-0000000042\",\n"
     "   \"sequence\":42,\"czxid\":4294967338,\"session_id\":\"0x...\",\n"
-    "   \"naming\":\"protected|plain|kazoo\",\"holder\":true,\"host\":\"...\",\"pid\":123,\n"
+    "   \"naming\":\"protected|plain|kazoo\",\"kind\":\"exclusive|write|read\",\"holder\":true,\n"
+    "   \"host\":\"...\",\"pid\":123,"
     "   \"description\":\"...\",\"data\":\"<raw node data>\"}, ...]}\n"
     "host, pid and description are null for nodes zklock did not write.\n"
     "A lock path that does not exist is an empty queue (exit 0).\n"
@@ -35,6 +40,31 @@ constexpr const char* kStatusExamples =
     "Examples:\n"
     "  zklock status /locks/nightly-backup\n"
     "  zklock status --json /locks/deploy | jq -r '.contenders[0].host'\n";
+
+const char* kind_name(ContenderKind kind) {
+  switch (kind) {
+    case ContenderKind::kExclusive:
+      return "exclusive";
+    case ContenderKind::kWrite:
+      return "write";
+    case ContenderKind::kRead:
+      return "read";
+  }
+  return "?";
+}
+
+// Who holds the lock: the first contender, and every reader with only readers ahead of it (the
+// rule of zklock's SharedMutex and Curator's read lock).
+std::vector<bool> holders(const std::vector<Contender>& contenders) {
+  std::vector<bool> out(contenders.size(), false);
+  bool readers_only = true;
+  for (std::size_t i = 0; i < contenders.size(); ++i) {
+    const bool reader = contenders[i].kind == ContenderKind::kRead;
+    out[i] = i == 0 || (reader && readers_only);
+    readers_only = readers_only && reader;
+  }
+  return out;
+}
 
 const char* naming_name(NodeNaming naming) {
   static constexpr std::array<std::pair<NodeNaming, const char*>, 3> kNames = {{
@@ -76,6 +106,7 @@ std::string quoted(const std::string& text) {
 
 void print_json(const std::string& path, const std::vector<Contender>& contenders) {
   json list = json::array();
+  const std::vector<bool> holding = holders(contenders);
   for (std::size_t i = 0; i < contenders.size(); ++i) {
     const Contender& c = contenders[i];
     const Identity identity = identity_of(c.data);
@@ -86,7 +117,8 @@ void print_json(const std::string& path, const std::vector<Contender>& contender
         {"czxid", c.czxid},
         {"session_id", session_id_hex(c.ephemeral_owner)},
         {"naming", naming_name(c.naming)},
-        {"holder", i == 0},
+        {"kind", kind_name(c.kind)},
+        {"holder", static_cast<bool>(holding[i])},
         {"host", identity.host},
         {"pid", identity.pid},
         {"description", identity.description},
@@ -102,13 +134,16 @@ void print_text(const std::string& path, const std::vector<Contender>& contender
     std::cout << path << ": no contenders (the lock is free)\n";
     return;
   }
+  const std::vector<bool> holding = holders(contenders);
+  const auto holder_count = std::count(holding.begin(), holding.end(), true);
   std::cout << path << ": " << contenders.size()
-            << (contenders.size() == 1 ? " contender" : " contenders") << ", holder first\n";
+            << (contenders.size() == 1 ? " contender" : " contenders")
+            << (holder_count > 1 ? ", holders first\n" : ", holder first\n");
   for (std::size_t i = 0; i < contenders.size(); ++i) {
     const Contender& c = contenders[i];
     const Identity identity = identity_of(c.data);
-    std::cout << i << ' ' << (i == 0 ? "holder" : "waiting") << ' ' << c.name
-              << " sequence=" << c.sequence << " czxid=" << c.czxid
+    std::cout << i << ' ' << (holding[i] ? "holder" : "waiting") << ' ' << c.name
+              << " kind=" << kind_name(c.kind) << " sequence=" << c.sequence << " czxid=" << c.czxid
               << " session=" << session_id_hex(c.ephemeral_owner)
               << " naming=" << naming_name(c.naming);
     if (identity.ours) {
