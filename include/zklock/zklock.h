@@ -9,6 +9,7 @@
 #include "zklock/guard.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex.h"
+#include "zklock/semaphore.h"
 #include "zklock/session.h"
 #include "zklock/shared_mutex.h"
 #include "zklock/version.h"
