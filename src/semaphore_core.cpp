@@ -71,7 +71,10 @@ void SemaphoreCore::cancel() noexcept {
     cv_.notify_all();
   }
   lock_->cancel();
-  recancel_later();
+  try {
+    recancel_later();
+  } catch (...) {  // out of memory: a thread entering the internal lock just now may miss it
+  }
 }
 
 // A thread that checked its epoch just before cancel() and reaches the MutexCore just after it

@@ -39,11 +39,15 @@ bool SemaphoreCore::check_count(std::optional<SteadyClock::time_point> deadline)
         int stored = 0;
         const char* end = r.value.data() + r.value.size();
         const auto [p, ec] = std::from_chars(r.value.data(), end, stored);
-        const std::string what =
-            (ec == std::errc() && p == end)
-                ? "the path stores a lease count of " + std::to_string(stored)
-                : "the path's data is not a lease count (\"" + r.value.substr(0, 40) + "\")";
-        throw LeaseCountMismatchError(context + ": " + what + ", this Semaphore was given " + ours);
+        std::string what = context;
+        if (ec == std::errc() && p == end) {
+          what += ": the path stores a lease count of " + std::to_string(stored);
+        } else {
+          what += ": the path's data is not a lease count (\"" + r.value.substr(0, 40) + "\")";
+        }
+        what += ", this Semaphore was given ";
+        what += ours;
+        throw LeaseCountMismatchError(what);
       }
       // Empty: created by Curator (which stores no count), kazoo's ensure_path or an operator.
       // Set it only if nobody else did meanwhile (the version), then look again.

@@ -85,9 +85,13 @@ void LeaseCore::release() noexcept {
     probe = std::exchange(probe_, 0);
     cv_.notify_all();
   }
-  if (probe != 0) session_->remove_probe(probe);
-  session_->remove_observer(this);
-  delete_node(0);
+  try {
+    if (probe != 0) session_->remove_probe(probe);
+    session_->remove_observer(this);
+    delete_node(0);
+  } catch (...) {  // out of memory: the node goes with the session
+    deleted_done();
+  }
 }
 
 void LeaseCore::delete_node(int attempt) {
