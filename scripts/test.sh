@@ -13,7 +13,7 @@
 #     demo    scripts/demo.sh on that build: every example, the CLI, a lost session
 #     tidy    clang-tidy on src/ and include/, a finding fails (scripts/tidy.sh)
 #     asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
-#     tsan    the session and mutex suites under ThreadSanitizer (build-tsan/, tests/tsan.supp)
+#     tsan    the session, mutex and semaphore suites under ThreadSanitizer (build-tsan/, tests/tsan.supp)
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
 #   A gate that fails does not stop the others; the run fails if any did. In `ci`, tidy runs
 #   while the suite runs (the suite mostly waits on servers; tidy is all CPU).
@@ -76,7 +76,7 @@ gate_asan() {
 }
 gate_tsan() {
   configure build-tsan "${sanitizer_build[@]}" -DZKLOCK_SANITIZE=thread -DZKLOCK_BUILD_TOOLS=OFF
-  local suites=(session_test session_robustness_test mutex_test mutex_lifetime_test)
+  local suites=(session_test session_robustness_test mutex_test mutex_lifetime_test semaphore_test)
   cmake --build build-tsan -j"$jobs" --target "${suites[@]}"
   run_ctest build-tsan -R "^($(IFS='|'; echo "${suites[*]}"))\$"
 }

@@ -114,7 +114,7 @@ class Semaphore {
   /// Throws: LeaseCountMismatchError if the path stores another count; CancelledError after
   ///   cancel() or when the Semaphore is destroyed meanwhile; ClosedError if the Session is
   ///   closed; NotAuthorizedError if ACLs refuse our nodes; Error(incompatible_lock) if
-  ///   <path>/locks holds read/write lock nodes; Error for other failures. Whatever the exit, no
+  ///   PATH/locks holds read/write lock nodes; Error for other failures. Whatever the exit, no
   ///   node or watch of ours is left behind when it throws.
   Lease acquire();
 
@@ -146,7 +146,7 @@ class Semaphore {
   ///   Later calls are not affected.
   void cancel() noexcept;
 
-  /// Returns: the names of the lease nodes now under <path>/leases (zklock's and Curator's), in
+  /// Returns: the names of the lease nodes now under PATH/leases (zklock's and Curator's), in
   ///   creation order; empty if there are none. Throws: as Session's basic operations.
   std::vector<std::string> leases() const;
 
