@@ -111,8 +111,13 @@ TEST(SemaphoreChild, Run) {
     enter(*tally);
     if (k == 0) {
       // The first lease is held until N are held at once (or a deadline): the run then shows
-      // that N may hold together, not only that no more than N do.
+      // that N may hold together, not only that no more than N do. Then until another process
+      // has its lease node in and counts N + 1 (a broken count would let it in now), and a
+      // little longer: it would enter while N still hold.
       wait_until([&] { return tally->max_inside.load() >= n; }, 30s, 2ms);
+      wait_until([&] { return lock_children(s, args[2] + "/leases").size() > std::size_t(n); }, 30s,
+                 5ms);
+      std::this_thread::sleep_for(20ms);  // the work
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(2 + k % 3));  // the work
     }
@@ -347,7 +352,12 @@ TEST(SemaphoreTest, NeverMoreThanNHoldersAcrossSessionsAndThreads) {
         for (int k = 0; k < kIterations; ++k) {
           Lease lease = sem.acquire();
           enter(tally);
-          if (k == 0) wait_until([&] { return tally.max_inside.load() >= kN; }, 30s, 2ms);
+          if (k == 0) {  // as in the processes' test
+            wait_until([&] { return tally.max_inside.load() >= kN; }, 30s, 2ms);
+            wait_until([&] { return lock_children(s, path + "/leases").size() > std::size_t(kN); },
+                       30s, 5ms);
+            std::this_thread::sleep_for(20ms);  // the work
+          }
           std::this_thread::yield();
           leave(tally);
         }
