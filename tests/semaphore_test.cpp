@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -26,6 +27,7 @@
 #include "support/process.h"
 #include "support/temp_dir.h"
 #include "test_env.h"
+#include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
@@ -480,6 +482,71 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
   for (auto& w : waiters) w->release();
   EXPECT_TRUE(wait_until([&] { return children_of(hs, leases).empty(); }, 10s));
   EXPECT_TRUE(wait_until([&] { return no_watches_at(server.port, path); }, 10s));
+}
+
+// ---- Lost replies.
+
+// Injects one fault in the client seam: the first request for which `action` returns a decision.
+class OneShotHook : public FaultHook {
+ public:
+  using Action = std::function<std::optional<FaultDecision>(Operation, std::string_view)>;
+  explicit OneShotHook(Action action) : action_(std::move(action)) {}
+  FaultDecision on_request(Operation op, std::string_view path) override {
+    std::lock_guard lock(mutex_);
+    if (fired_) return FaultDecision::pass();
+    std::optional<FaultDecision> d = action_(op, path);
+    if (!d) return FaultDecision::pass();
+    fired_ = true;
+    return *d;
+  }
+  bool fired() const {
+    std::lock_guard lock(mutex_);
+    return fired_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  bool fired_ = false;
+  Action action_;
+};
+
+TEST(SemaphoreTest, LostLeaseCreateReplyIsAdoptedNotDuplicated) {
+  auto server = shared_server();
+  const std::string path = unique_path("lostcreate");
+  auto hook = std::make_shared<OneShotHook>(
+      [](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op != Operation::kCreate || p.find("-lease-") == std::string_view::npos)
+          return std::nullopt;
+        return FaultDecision::lose_reply(Errc::connection_loss);
+      });
+  auto s = open_session(options_for(server.connect), hook);
+  Semaphore sem(*s, path, 2);
+  Lease lease = sem.acquire();  // the create happened on the server; its reply was "lost"
+  EXPECT_TRUE(hook->fired());
+  const auto kids = children_of(*s, path + "/leases");
+  ASSERT_EQ(kids.size(), 1u) << "an orphan or a duplicate lease node was left";
+  EXPECT_EQ(path + "/leases/" + kids[0], lease.acquisition().node_path);
+  EXPECT_EQ(lease.state(), LockState::kHeld);
+  lease.release();
+  EXPECT_TRUE(wait_until([&] { return children_of(*s, path + "/leases").empty(); }, 5s));
+}
+
+TEST(SemaphoreTest, LostReleaseReplyIsSentAgain) {
+  auto server = shared_server();
+  const std::string path = unique_path("lostdelete");
+  auto hook = std::make_shared<OneShotHook>(
+      [](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op != Operation::kDelete || p.find("-lease-") == std::string_view::npos)
+          return std::nullopt;
+        return FaultDecision::fail_before_send(Errc::connection_loss);
+      });
+  auto s = open_session(options_for(server.connect), hook);
+  Semaphore sem(*s, path, 1);
+  Lease lease = sem.acquire();
+  lease.release();  // noexcept; its delete "fails" on a connection loss and is sent again
+  EXPECT_TRUE(hook->fired());
+  EXPECT_TRUE(wait_until([&] { return children_of(*s, path + "/leases").empty(); }, 5s));
+  EXPECT_TRUE(sem.try_acquire_for(5s));
 }
 
 // ---- Nothing left behind.
