@@ -245,10 +245,15 @@ OpResult SemaphoreCore::call(const std::shared_ptr<ClientConnection>& connection
 }
 
 std::shared_ptr<ClientConnection> SemaphoreCore::await_connection(
-    std::optional<unsigned> generation, std::optional<SteadyClock::time_point> deadline) const {
+    std::optional<unsigned> generation, std::optional<SteadyClock::time_point> deadline,
+    std::optional<std::uint64_t> epoch) const {
   while (true) {
     const std::uint64_t seen = session_->changes();
     if (session_->closed()) return nullptr;
+    if (epoch) {
+      std::lock_guard lock(mutex_);
+      if (cancelled_since(*epoch)) return nullptr;
+    }
     auto c = session_->connection();
     if (generation && session_->state_of(*generation) == SessionState::kLost) return nullptr;
     if (c && session_->connected() && (!generation || c->generation() == *generation)) return c;

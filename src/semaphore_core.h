@@ -119,6 +119,8 @@ class SemaphoreCore final : public SessionObserver,
   // The lease phase, holding the internal lock (semaphore_lease_phase.cpp).
   Outcome lease_phase(Round& round, std::optional<SteadyClock::time_point> deadline, bool try_once,
                       std::uint64_t epoch);
+  Outcome gave_up_waiting(std::optional<SteadyClock::time_point> deadline,
+                          std::uint64_t epoch) const;
   Errc create_lease_node(Round& round);
   Errc find_lost_create(Round& round, bool& found);
   Errc count_leases(Round& round, bool watched, std::vector<std::string>& children);
@@ -128,9 +130,10 @@ class SemaphoreCore final : public SessionObserver,
   OpResult call(const std::shared_ptr<ClientConnection>& connection,
                 const std::function<void(ClientConnection&, Completion)>& op) const;
   /// The connection of generation `generation` (none: any) once it is up; null if that
-  /// generation ended, the session closed, or `deadline` passed.
+  /// generation ended, the session closed, `deadline` passed or (with `epoch`) a cancel came.
   std::shared_ptr<ClientConnection> await_connection(
-      std::optional<unsigned> generation, std::optional<SteadyClock::time_point> deadline) const;
+      std::optional<unsigned> generation, std::optional<SteadyClock::time_point> deadline,
+      std::optional<std::uint64_t> epoch = std::nullopt) const;
   bool cancelled_since(std::uint64_t epoch) const { return cancel_epoch_ != epoch || shut_down_; }
 
   const std::shared_ptr<SessionCore> session_;

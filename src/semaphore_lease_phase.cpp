@@ -45,10 +45,10 @@ SemaphoreCore::Outcome SemaphoreCore::lease_phase(Round& round,
   const auto held = lock_->acquisition();
   if (!held) return Outcome::kRequeue;
   round.generation = held->generation;
-  round.connection = await_connection(round.generation, deadline);
+  round.connection = await_connection(round.generation, deadline, epoch);
   if (!round.connection) {
     if (session_->closed()) throw ClosedError(Errc::closed, context);
-    return deadline && SteadyClock::now() >= *deadline ? Outcome::kTimedOut : Outcome::kRequeue;
+    return gave_up_waiting(deadline, epoch);
   }
   round.uuid = random_uuid();
   const Errc created = create_lease_node(round);
@@ -152,17 +152,27 @@ SemaphoreCore::Outcome SemaphoreCore::lease_phase(Round& round,
       return Outcome::kRequeue;
     }
     if (outcome_unknown_step(rc) || rc == Errc::throttled) {
-      round.connection = await_connection(round.generation, deadline);
+      round.connection = await_connection(round.generation, deadline, epoch);
       if (!round.connection) {
         cleanup();
         if (session_->closed()) throw ClosedError(Errc::closed, context);
-        return deadline && SteadyClock::now() >= *deadline ? Outcome::kTimedOut : Outcome::kRequeue;
+        return gave_up_waiting(deadline, epoch);
       }
       continue;
     }
     cleanup();
     throw_error(rc, context + ": listing the leases");
   }
+}
+
+// Why await_connection() gave up: cancelled, the deadline, or else the generation ended.
+SemaphoreCore::Outcome SemaphoreCore::gave_up_waiting(
+    std::optional<SteadyClock::time_point> deadline, std::uint64_t epoch) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (cancelled_since(epoch)) return Outcome::kCancelled;
+  }
+  return deadline && SteadyClock::now() >= *deadline ? Outcome::kTimedOut : Outcome::kRequeue;
 }
 
 Errc SemaphoreCore::count_leases(Round& round, bool watched, std::vector<std::string>& children) {
