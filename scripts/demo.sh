@@ -6,16 +6,18 @@
 #   3. two processes increment a counter in SQLite and two a counter in a znode, fenced
 #      (fenced_counter, znode_counter): no increment is lost;
 #   4. the CLI: a holder, two waiters and the queue (`zklock hold`, `exec`, `status`);
-#   5. a read/write lock (shared_lock): three readers hold it at once, a writer waits for them,
+#   5. a worker pool of three processes limited to 2 concurrent jobs by a Semaphore (worker_pool):
+#      fails if more than 2 jobs ever ran at once;
+#   6. a read/write lock (shared_lock): three readers hold it at once, a writer waits for them,
 #      writes fenced and downgrades to a read lock;
-#   6. an Asio event loop on one thread serving 60 requests, each taking one of three locks
+#   7. an Asio event loop on one thread serving 60 requests, each taking one of three locks
 #      asynchronously with a deadline (asio_requests): no extra thread, never two holders;
-#   7. a lost session: the server is frozen (SIGSTOP) past the 6 s session timeout while
+#   8. a lost session: the server is frozen (SIGSTOP) past the 6 s session timeout while
 #      stop_on_lost holds a lock - it stops, and says so, before the server could hand the lock
 #      on - and session_monitor prints Suspended, Lost, then a new session once the server thaws.
 # Fails (exit 1) as soon as an example does not do what it shows; CI runs it (scripts/test.sh demo).
 #
-# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-6 (a healthy server throughout) print an error
+# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-7 (a healthy server throughout) print an error
 # or a ZooKeeper C client log line on stderr; without it the demo only counts them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,8 +28,8 @@ build=${BUILD_DIR:-build}
 cmake -S . -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target zklock-cli zklock-example-basic-lock \
   zklock-example-guard-token zklock-example-fenced-counter zklock-example-znode-counter \
-  zklock-example-stop-on-lost zklock-example-session-monitor zklock-example-shared-lock \
-  zklock-example-asio-requests >/dev/null
+  zklock-example-stop-on-lost zklock-example-session-monitor zklock-example-worker-pool \
+  zklock-example-shared-lock zklock-example-asio-requests >/dev/null
 bin=$(pwd)/$build/bin
 
 work=$(mktemp -d)
@@ -62,7 +64,7 @@ expect_exit() {
   [ "$status" -eq "$3" ] || fail "$1 exited with $status, expected $3"
 }
 
-# Parts 1-6 run against a healthy server: their stderr is also kept, to count error lines.
+# Parts 1-7 run against a healthy server: their stderr is also kept, to count error lines.
 exec 3>&2
 exec 2> >(tee "$work/healthy.err" >&3)
 healthy_tee=$!
@@ -113,7 +115,25 @@ wait "$holder" || true  # stopped by SIGTERM on purpose
 expect_exit "zklock exec (waiter A)" $a 0
 expect_exit "zklock exec (waiter B)" $b 0
 
-echo "== 5. a read/write lock: readers share it, a writer waits, writes and downgrades"
+echo "== 5. a worker pool: three processes, two workers each, at most 2 jobs at once (Semaphore)"
+pids=()
+for i in 1 2 3; do
+  "$bin/zklock-example-worker-pool" --path /demo/pool --slots 2 --workers 2 --jobs 4 \
+    --job-ms 100 --name "pool-$i" >"$work/pool-$i.out" &
+  pids+=($!)
+done
+for i in 1 2 3; do expect_exit "worker_pool pool-$i" "${pids[$((i - 1))]}" 0; done
+grep -h ": 4 jobs done" "$work"/pool-*.out | sed 's/^/   /'
+# Every job's start and end on the machine's monotonic clock, all processes merged: the most
+# jobs running at once. A job starts after its lease is granted and ends before it is released.
+most=$(cat "$work"/pool-*.out | awk '$1 == "start" || $1 == "end"' | sort -k2,2n |
+  awk '{ n += ($1 == "start") ? 1 : -1; if (n > most) most = n } END { print most + 0 }')
+jobs_run=$(cat "$work"/pool-*.out | grep -c "^end ")
+echo "   $jobs_run jobs, at most $most at once across the three processes (2 slots)"
+[ "$jobs_run" -eq 12 ] || fail "worker_pool: $jobs_run of 12 jobs ran"
+[ "$most" -le 2 ] || fail "worker_pool: $most jobs ran at once with 2 slots"
+
+echo "== 6. a read/write lock: readers share it, a writer waits, writes and downgrades"
 "$bin/zklock-example-shared-lock" --path /demo/config-lock --config /demo/config --readers 3 \
   >"$work/shared.out" || fail "shared_lock exited with $?"
 sed 's/^/   /' "$work/shared.out"
@@ -121,7 +141,7 @@ grep -q "^3 readers hold the read lock at once" "$work/shared.out" ||
   fail "shared_lock: the readers did not hold the lock together"
 grep -q "^downgraded to a read lock" "$work/shared.out" || fail "shared_lock: no downgrade"
 
-echo "== 6. asynchronous acquisition: an Asio event loop, one thread, 60 requests on 3 locks"
+echo "== 7. asynchronous acquisition: an Asio event loop, one thread, 60 requests on 3 locks"
 "$bin/zklock-example-asio-requests" --path /demo/asio --requests 60 >"$work/asio.out" ||
   fail "asio_requests exited with $? (a request failed, two held one lock, or threads grew)"
 sed 's/^/   /' "$work/asio.out"
@@ -129,13 +149,13 @@ sed 's/^/   /' "$work/asio.out"
 exec 2>&3 3>&-
 wait "$healthy_tee" 2>/dev/null || true
 noisy=$(grep -cE 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" || true)
-echo "== parts 1-6 (healthy server): $noisy error or C client lines on stderr"
+echo "== parts 1-7 (healthy server): $noisy error or C client lines on stderr"
 if [ "${ZKLOCK_DEMO_REQUIRE_QUIET:-0}" = 1 ] && [ "$noisy" -ne 0 ]; then
   grep -E 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" | head -n 20 >&2
   fail "a healthy run must print no error lines"
 fi
 
-echo "== 7. a lost session: the server freezes past the 6 s session timeout"
+echo "== 8. a lost session: the server freezes past the 6 s session timeout"
 # stdbuf -oL: its first line (printf, no flush) must reach the file before it exits.
 stdbuf -oL "$bin/zklock-example-session-monitor" --timeout-ms 6000 --seconds 15 \
   >"$work/monitor.out" &

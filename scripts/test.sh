@@ -13,7 +13,8 @@
 #     demo    scripts/demo.sh on that build: every example, the CLI, a lost session
 #     tidy    clang-tidy on src/ and include/, a finding fails (scripts/tidy.sh)
 #     asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
-#     tsan    the session, mutex and shared mutex suites under ThreadSanitizer (build-tsan/, tests/tsan.supp)
+#     tsan    the session, mutex, shared mutex, async, lock set and semaphore suites under
+#             ThreadSanitizer (build-tsan/, tests/tsan.supp)
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
 #   A gate that fails does not stop the others; the run fails if any did. In `ci`, tidy runs
 #   while the suite runs (the suite mostly waits on servers; tidy is all CPU).
@@ -77,7 +78,7 @@ gate_asan() {
 gate_tsan() {
   configure build-tsan "${sanitizer_build[@]}" -DZKLOCK_SANITIZE=thread -DZKLOCK_BUILD_TOOLS=OFF
   local suites=(session_test session_robustness_test mutex_test mutex_lifetime_test shared_mutex_test
-                async_lock_test lock_set_test)
+                async_lock_test lock_set_test semaphore_test)
   cmake --build build-tsan -j"$jobs" --target "${suites[@]}"
   run_ctest build-tsan -R "^($(IFS='|'; echo "${suites[*]}"))\$"
 }

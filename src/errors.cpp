@@ -88,6 +88,9 @@ class Category final : public std::error_category {
       case Errc::incompatible_lock:
         return "the lock path holds read/write lock nodes (Curator's InterProcessReadWriteLock or "
                "kazoo's ReadLock), whose readers would not see a Mutex";
+      case Errc::lease_count_mismatch:
+        return "the semaphore path stores a different lease count: every client of a semaphore "
+               "must be given the same count";
       case Errc::timed_out:
         return "not acquired before the deadline";
     }
@@ -126,6 +129,8 @@ void throw_error(Errc code, const std::string& context) {
       throw LockLostError(what);
     case Errc::cancelled:
       throw CancelledError(what);
+    case Errc::lease_count_mismatch:
+      throw LeaseCountMismatchError(what);
     default:
       throw Error(code, what);
   }

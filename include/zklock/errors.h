@@ -11,6 +11,8 @@
 //   InvalidArgumentError - bad input (path, connect string, timeout); nothing was sent.
 //   LockLostError        - the lock is no longer held (fenced writes, guards).
 //   CancelledError       - Mutex::cancel() stopped a waiting lock() (or a LockRequest was cancelled).
+//   LeaseCountMismatchError - a Semaphore's path stores a different lease count (nothing of ours
+//                          was left behind).
 //
 // A timeout that a bool can report (try_lock_for, wait_connected) is not an exception.
 #pragma once
@@ -61,6 +63,8 @@ enum class Errc : int {
   would_deadlock = 6,     // lock() from the thread that holds it (not reentrant)
   not_held = 7,           // an operation that needs the lock held, without it
   incompatible_lock = 8,  // the lock path holds another recipe's nodes (a read/write lock)
+  // A Semaphore's path stores another lease count than the Semaphore was given.
+  lease_count_mismatch = 9,
   timed_out = 10,         // an asynchronous acquisition's deadline passed before it was acquired
 };
 
@@ -114,6 +118,15 @@ class LockLostError : public Error {
 class CancelledError : public Error {
  public:
   explicit CancelledError(const std::string& what) : Error(Errc::cancelled, what) {}
+};
+
+/// The semaphore path stores a lease count other than the one this Semaphore was constructed with
+/// (or data that is not a lease count): the clients disagree on how many may hold at once. Nothing
+/// of ours is left behind.
+class LeaseCountMismatchError : public Error {
+ public:
+  explicit LeaseCountMismatchError(const std::string& what)
+      : Error(Errc::lease_count_mismatch, what) {}
 };
 
 /// Throws the exception type that fits `code` (ConnectionLossError for connection_loss, ...),
