@@ -65,7 +65,7 @@ enum class Errc : int {
   incompatible_lock = 8,  // the lock path holds another recipe's nodes (a read/write lock)
   // A Semaphore's path stores another lease count than the Semaphore was given.
   lease_count_mismatch = 9,
-  timed_out = 10,         // an asynchronous acquisition's deadline passed before it was acquired
+  timed_out = 10,  // an asynchronous acquisition's deadline passed before it was acquired
 };
 
 /// The category of Errc. Its name() is "zklock"; message() gives a sentence for each code.
