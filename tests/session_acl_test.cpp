@@ -70,6 +70,35 @@ TEST(SessionAclTest, WithCredentialsNoOneElseCanBreakTheLock) {
   EXPECT_EQ(error_of([&] { intruder.remove(path); }), Errc::no_auth);
 }
 
+// The other recipes create their nodes through the same layer: a reader's node, a semaphore's
+// lease, its count and its locks/leases children are just as protected.
+TEST(SessionAclTest, ReadWriteLockAndSemaphoreNodesAreProtectedToo) {
+  auto server = shared_server();
+  const std::string base = open_base(server.connect, "acl-recipes") + "/app";
+  Session owner(with_credentials(options_for(server.connect), "app", "secret"));
+  Session intruder(options_for(server.connect));  // no credentials
+
+  SharedMutex shared(owner, base + "/config");
+  shared.lock_shared();
+  const std::string reader_node = shared.acquisition()->node_path;
+  EXPECT_TRUE(intruder.get(reader_node).has_value());  // readable: status works for anyone
+  EXPECT_EQ(error_of([&] { intruder.remove(reader_node); }), Errc::no_auth);
+  SharedMutex intruding_writer(intruder, base + "/config");
+  EXPECT_THROW((void)intruding_writer.try_lock_for(2s), NotAuthorizedError);
+  EXPECT_EQ(shared.state(), LockState::kHeld);
+  shared.unlock_shared();
+
+  Semaphore semaphore(owner, base + "/pool", 2);
+  Lease lease = semaphore.acquire();
+  const std::string lease_node = lease.acquisition().node_path;
+  EXPECT_EQ(error_of([&] { intruder.remove(lease_node); }), Errc::no_auth);
+  EXPECT_EQ(error_of([&] { intruder.set(base + "/pool", "100"); }), Errc::no_auth)
+      << "the stored lease count could be changed";
+  EXPECT_EQ(error_of([&] { intruder.create(base + "/pool/leases/mine", {}); }), Errc::no_auth);
+  EXPECT_EQ(error_of([&] { intruder.create(base + "/pool/locks/mine", {}); }), Errc::no_auth);
+  EXPECT_EQ(lease.state(), LockState::kHeld);
+}
+
 TEST(SessionAclTest, ContendersSharingTheCredentialsQueueTogether) {
   auto server = shared_server();
   const std::string path = open_base(server.connect, "acl-shared") + "/lock";
