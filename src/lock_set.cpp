@@ -113,33 +113,32 @@ void LockSet::check_new_path(const std::string& path) const {
   }
 }
 
-void LockSet::insert(std::shared_ptr<Member> member) {
-  check_new_path(member->path());
-  members_.push_back(std::move(member));
-  std::sort(members_.begin(), members_.end(),
-            [](const auto& a, const auto& b) { return a->path() < b->path(); });
-}
-
 LockSet& LockSet::add(Mutex& mutex) {
+  check_new_path(mutex.path());
   auto m = std::make_shared<Member>();
   m->mutex = &mutex;
-  insert(std::move(m));
+  members_.push_back(std::move(m));
+  std::sort(members_.begin(), members_.end(),
+            [](const auto& a, const auto& b) { return a->path() < b->path(); });
   return *this;
 }
 
 LockSet& LockSet::add(SharedMutex& mutex) {
+  check_new_path(mutex.path());
   auto m = std::make_shared<Member>();
   m->kind = Member::Kind::kWrite;
   m->shared = &mutex;
-  insert(std::move(m));
+  members_.push_back(std::move(m));
+  std::sort(members_.begin(), members_.end(),
+            [](const auto& a, const auto& b) { return a->path() < b->path(); });
   return *this;
 }
 
 LockSet& LockSet::add_shared(SharedMutex& mutex) {
-  auto m = std::make_shared<Member>();
-  m->kind = Member::Kind::kRead;
-  m->shared = &mutex;
-  insert(std::move(m));
+  add(mutex);
+  for (auto& m : members_) {
+    if (m->shared == &mutex) m->kind = Member::Kind::kRead;
+  }
   return *this;
 }
 

@@ -135,8 +135,6 @@ class LockSet {
   bool lock_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                   bool try_once = false);
   void check_new_path(const std::string& path) const;
-  /// Adds `member` in canonical order (by path). Throws: as add().
-  void insert(std::shared_ptr<Member> member);
   std::vector<std::shared_ptr<Member>> members_;  // kept in canonical order
   std::size_t held_ = 0;                          // members taken, from the front
 };
