@@ -598,7 +598,8 @@ void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
     // A read that set no watch (the node is missing, or the answer never came) leaves no watch
     // on the server: forget ours, or a later removal would think another watch still needs it.
     if (ctx->watch_id != 0 && result.rc != Errc::ok) forget_watch_locked(ctx->watch_id);
-    answer = Answer{generation_, epoch_.load(), ctx->sent, ctx->via_leader};
+    answer = Answer{generation_, epoch_.load(), ctx->sent, BootClock::now(), ctx->via_leader,
+                    result.rc};
     const bool already = ctx->delivered;
     if (!already) done = std::move(ctx->done);
     pending_.erase(it);  // frees ctx

@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "answer.h"
 #include "boot_clock.h"
 #include "log_router.h"
 #include "zklock/acl.h"
@@ -92,14 +93,6 @@ enum class ConnectionPhase {
   kAssociating,  // TCP is up, the session handshake is under way
   kConnecting,   // a TCP connect is under way, or about to be made
   kEnded,        // expired, auth failed or closed: it will not connect again
-};
-
-/// An answered request, as the Lost rule needs to know it.
-struct Answer {
-  unsigned generation = 0;
-  std::uint64_t epoch = 0;  // connection epoch (see ClientConnection::epoch()) it was answered on
-  BootClock::time_point sent;  // when it was handed to the C client
-  bool via_leader = false;     // a write or a sync: the server forwarded it to the leader
 };
 
 /// What a ClientConnection reports to the Session that owns it. Called on C client threads:

@@ -16,9 +16,11 @@ std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_counted(Time
   return sent;
 }
 
-std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_answered(std::uint64_t epoch,
-                                                                             TimePoint sent,
-                                                                             bool via_leader) {
+std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_answered(
+    const Answer& answer) {
+  const std::uint64_t epoch = answer.epoch;
+  const TimePoint sent = answer.sent;
+  const bool via_leader = answer.via_leader;
   const auto advance = [&](TimePoint t) { return on_counted(t); };
   if (direct_) return advance(sent);
 

@@ -28,11 +28,10 @@
 #include <deque>
 #include <optional>
 
+#include "answer.h"
 #include "boot_clock.h"
 
 namespace zklock::detail {
-
-struct Answer;
 
 class LeaderConfirmation {
  public:
@@ -52,7 +51,7 @@ class LeaderConfirmation {
   void reset() noexcept;
 
   /// Takes one answered request into account. Returns: the confirmed send time, if it advanced.
-  std::optional<TimePoint> on_answered(std::uint64_t epoch, TimePoint sent, bool via_leader);
+  std::optional<TimePoint> on_answered(const Answer& answer);
 
   /// Takes a sign of life the leader is known to have counted, sent at `sent` (a session created,
   /// or revalidated on a reconnect, by a connect request that left after `sent`). Returns: the

@@ -193,7 +193,7 @@ void SessionCore::on_answered(const Answer& answer) {
     confirm_locked(confirmation_.confirmed());
     wake_monitor();
   }
-  if (auto advanced = confirmation_.on_answered(answer.epoch, answer.sent, answer.via_leader)) {
+  if (auto advanced = confirmation_.on_answered(answer)) {
     confirm_locked(advanced);
     if (state_.load() != SessionState::kConnected) wake_monitor();
   }

@@ -11,64 +11,124 @@ using namespace std::chrono_literals;
 using TimePoint = BootClock::time_point;
 
 constexpr TimePoint kT0{std::chrono::hours(500)};
+constexpr auto kRoundTrip = 2ms;
+
+// A request sent at `sent` on connection `epoch`, answered `kRoundTrip` later unless told.
+Answer answer(std::uint64_t epoch, TimePoint sent, bool via_leader,
+              std::optional<TimePoint> answered = std::nullopt, Errc rc = Errc::ok) {
+  Answer a;
+  a.generation = 1;
+  a.epoch = epoch;
+  a.sent = sent;
+  a.answered = answered ? *answered : sent + kRoundTrip;
+  a.via_leader = via_leader;
+  a.rc = rc;
+  return a;
+}
 
 TEST(LeaderConfirmationTest, ADirectServerConfirmsEveryAnswerAtItsSendTime) {
   LeaderConfirmation c;
   c.set_route(true, 0ms);
   EXPECT_FALSE(c.confirmed());
-  EXPECT_EQ(c.on_answered(1, kT0 + 10ms, false), kT0 + 10ms);
-  EXPECT_EQ(c.on_answered(1, kT0 + 20ms, true), kT0 + 20ms);
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 10ms, false)), kT0 + 10ms);
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 20ms, true)), kT0 + 20ms);
   // Never backwards.
-  EXPECT_FALSE(c.on_answered(1, kT0 + 15ms, false));
+  EXPECT_FALSE(c.on_answered(answer(1, kT0 + 15ms, false)));
   EXPECT_EQ(c.confirmed(), kT0 + 20ms);
 }
 
 TEST(LeaderConfirmationTest, ThroughAFollowerReadsConfirmNothing) {
   LeaderConfirmation c;
   c.set_route(false, 1000ms);  // tickTime 2 s
-  for (int i = 0; i < 50; ++i) EXPECT_FALSE(c.on_answered(1, kT0 + i * 100ms, false));
+  for (int i = 0; i < 50; ++i) EXPECT_FALSE(c.on_answered(answer(1, kT0 + i * 100ms, false)));
   EXPECT_FALSE(c.confirmed());
 }
 
 TEST(LeaderConfirmationTest, ASyncConfirmsTheLatestAnswerAtLeastTheLagOlder) {
   LeaderConfirmation c;
   c.set_route(false, 1000ms);
-  c.on_answered(1, kT0, false);
-  c.on_answered(1, kT0 + 400ms, false);
-  c.on_answered(1, kT0 + 800ms, false);
+  c.on_answered(answer(1, kT0, false));
+  c.on_answered(answer(1, kT0 + 400ms, false));
+  c.on_answered(answer(1, kT0 + 800ms, false));
   // A sync sent 1.5 s in: the follower's ping answers up to 0.5 s in have reached the leader.
-  EXPECT_EQ(c.on_answered(1, kT0 + 1500ms, true), kT0 + 400ms);
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 1500ms, true)), kT0 + 400ms);
   // One sent 1.8 s in: up to 0.8 s.
-  EXPECT_EQ(c.on_answered(1, kT0 + 1800ms, true), kT0 + 800ms);
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 1800ms, true)), kT0 + 800ms);
   // A sync alone confirms nothing about itself; the next one, a lag later, confirms it.
-  EXPECT_EQ(c.on_answered(1, kT0 + 2800ms, true), kT0 + 1800ms);
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 2800ms, true)), kT0 + 1800ms);
 }
 
 TEST(LeaderConfirmationTest, NothingOlderThanTheLagMeansNoConfirmation) {
   LeaderConfirmation c;
   c.set_route(false, 1000ms);
-  EXPECT_FALSE(c.on_answered(1, kT0, true));
-  EXPECT_FALSE(c.on_answered(1, kT0 + 999ms, true));
-  EXPECT_EQ(c.on_answered(1, kT0 + 1000ms, true), kT0);
+  EXPECT_FALSE(c.on_answered(answer(1, kT0, true)));
+  EXPECT_FALSE(c.on_answered(answer(1, kT0 + 999ms, true)));
+  // The first request's answer came kRoundTrip after its send: a sync sent a lag after that
+  // answer confirms it.
+  EXPECT_FALSE(c.on_answered(answer(1, kT0 + 1000ms + kRoundTrip - 1ms, true)));
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 1000ms + kRoundTrip, true)), kT0);
+}
+
+// Review 3, item 7: the follower touches a request when it receives it, which may be long after
+// we sent it (TCP retransmissions, the follower's request throttler) - right before the sync
+// that would confirm it. What is known is that it was touched before its answer: so a candidate
+// must have been *answered* a lag before the confirming request was sent.
+TEST(LeaderConfirmationTest, ACandidateMustHaveBeenAnsweredTheLagBeforeTheConfirmingSend) {
+  LeaderConfirmation c;
+  c.set_route(false, 1000ms);
+  // R sent at 100 ms, stalled on its way, answered at 1450 ms; S (a sync) sent at 1100 ms,
+  // answered at 1460 ms. R may have been touched at 1440 ms, just before S was forwarded.
+  EXPECT_FALSE(c.on_answered(answer(1, kT0 + 100ms, false, kT0 + 1450ms)));
+  const auto confirmed = c.on_answered(answer(1, kT0 + 1100ms, true, kT0 + 1460ms));
+  EXPECT_FALSE(confirmed) << "confirmed R at " << (*confirmed - kT0).count() << " ns";
+  EXPECT_FALSE(c.confirmed());
+  // A sync sent a lag after R's answer confirms R's send time.
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 2450ms, true, kT0 + 2460ms)), kT0 + 100ms);
+  // And S, answered at 1460 ms, is confirmed by a sync sent at 2460 ms or later.
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 2460ms, true)), kT0 + 1100ms);
+}
+
+// Review 3, item 13: an answer counts as the leader's only if the leader produced it. A follower
+// answers some requests it was meant to forward by itself: ZTHROTTLEDOP (3.7+ request throttling,
+// never forwarded) and ZNOAUTH (enableEagerACLCheck: the follower checks the ACL of a write).
+TEST(LeaderConfirmationTest, OnlyAnswersTheLeaderProducedConfirm) {
+  for (const Errc local : {Errc::throttled, Errc::no_auth, Errc::invalid_acl, Errc::bad_arguments,
+                           Errc::unimplemented, Errc::session_moved, Errc::api_error}) {
+    LeaderConfirmation c;
+    c.set_route(false, 1000ms);
+    c.on_answered(answer(1, kT0, false));
+    EXPECT_FALSE(c.on_answered(answer(1, kT0 + 1500ms, true, std::nullopt, local)))
+        << "a via-leader answer " << make_error_code(local).message() << " confirmed";
+    EXPECT_FALSE(c.confirmed());
+  }
+  // The leader's own verdicts on writes it applied or refused confirm.
+  for (const Errc leader : {Errc::ok, Errc::node_exists, Errc::no_node, Errc::bad_version,
+                            Errc::not_empty, Errc::no_children_for_ephemerals}) {
+    LeaderConfirmation c;
+    c.set_route(false, 1000ms);
+    c.on_answered(answer(1, kT0, false));
+    EXPECT_EQ(c.on_answered(answer(1, kT0 + 1500ms, true, std::nullopt, leader)), kT0)
+        << make_error_code(leader).message();
+  }
 }
 
 TEST(LeaderConfirmationTest, AnswersOfAnEarlierConnectionDoNotCount) {
   LeaderConfirmation c;
   c.set_route(false, 1000ms);
-  c.on_answered(1, kT0, false);
-  c.on_answered(1, kT0 + 300ms, false);
+  c.on_answered(answer(1, kT0, false));
+  c.on_answered(answer(1, kT0 + 300ms, false));
   // Reconnected (to another server, perhaps): what the old one received may never reach the leader.
-  EXPECT_FALSE(c.on_answered(2, kT0 + 1500ms, true));
+  EXPECT_FALSE(c.on_answered(answer(2, kT0 + 1500ms, true)));
   EXPECT_FALSE(c.confirmed());
-  EXPECT_EQ(c.on_answered(2, kT0 + 2500ms, true), kT0 + 1500ms);
+  EXPECT_EQ(c.on_answered(answer(2, kT0 + 2500ms, true)), kT0 + 1500ms);
 }
 
 TEST(LeaderConfirmationTest, ACandidateIsNeverLaterThanARealSend) {
   LeaderConfirmation c;
   c.set_route(false, 100ms);
   // Many answers within one 10 ms bucket: the earliest is kept.
-  for (int i = 0; i < 9; ++i) c.on_answered(1, kT0 + std::chrono::milliseconds(i), false);
-  const auto confirmed = c.on_answered(1, kT0 + 108ms, true);
+  for (int i = 0; i < 9; ++i) c.on_answered(answer(1, kT0 + std::chrono::milliseconds(i), false));
+  const auto confirmed = c.on_answered(answer(1, kT0 + 108ms, true));
   ASSERT_TRUE(confirmed);
   EXPECT_LE(*confirmed, kT0 + 8ms);
   EXPECT_GE(*confirmed, kT0);
@@ -91,7 +151,7 @@ TEST(LeaderConfirmationTest, HistoryStaysBoundedOnABusySession) {
   TimePoint t = kT0;
   for (int i = 0; i < 200000; ++i) {
     t += 1ms;
-    c.on_answered(1, t, i % 100 == 0);
+    c.on_answered(answer(1, t, i % 100 == 0));
   }
   ASSERT_TRUE(c.confirmed());
   EXPECT_GE(*c.confirmed(), t - 1100ms);  // the lag, the last sync's age, a bucket
