@@ -50,12 +50,15 @@ TEST(LeaderConfirmationTest, ASyncConfirmsTheLatestAnswerAtLeastTheLagOlder) {
   c.on_answered(answer(1, kT0, false));
   c.on_answered(answer(1, kT0 + 400ms, false));
   c.on_answered(answer(1, kT0 + 800ms, false));
-  // A sync sent 1.5 s in: the follower's ping answers up to 0.5 s in have reached the leader.
+  // A sync sent 1.5 s in: the follower's ping answers up to 0.5 s in have reached the leader, and
+  // the follower had touched every request answered by then.
   EXPECT_EQ(c.on_answered(answer(1, kT0 + 1500ms, true)), kT0 + 400ms);
-  // One sent 1.8 s in: up to 0.8 s.
-  EXPECT_EQ(c.on_answered(answer(1, kT0 + 1800ms, true)), kT0 + 800ms);
-  // A sync alone confirms nothing about itself; the next one, a lag later, confirms it.
-  EXPECT_EQ(c.on_answered(answer(1, kT0 + 2800ms, true)), kT0 + 1800ms);
+  // One sent a lag after the answer to the request sent 0.8 s in confirms that one.
+  EXPECT_FALSE(c.on_answered(answer(1, kT0 + 1800ms + kRoundTrip - 1ms, true)));
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 1800ms + kRoundTrip, true)), kT0 + 800ms);
+  // A sync alone confirms nothing about itself; the next one, a lag after its answer, does.
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 2800ms + 2 * kRoundTrip, true)),
+            kT0 + 1800ms + kRoundTrip);
 }
 
 TEST(LeaderConfirmationTest, NothingOlderThanTheLagMeansNoConfirmation) {
@@ -120,7 +123,7 @@ TEST(LeaderConfirmationTest, AnswersOfAnEarlierConnectionDoNotCount) {
   // Reconnected (to another server, perhaps): what the old one received may never reach the leader.
   EXPECT_FALSE(c.on_answered(answer(2, kT0 + 1500ms, true)));
   EXPECT_FALSE(c.confirmed());
-  EXPECT_EQ(c.on_answered(answer(2, kT0 + 2500ms, true)), kT0 + 1500ms);
+  EXPECT_EQ(c.on_answered(answer(2, kT0 + 2500ms + kRoundTrip, true)), kT0 + 1500ms);
 }
 
 TEST(LeaderConfirmationTest, ACandidateIsNeverLaterThanARealSend) {
@@ -128,7 +131,9 @@ TEST(LeaderConfirmationTest, ACandidateIsNeverLaterThanARealSend) {
   c.set_route(false, 100ms);
   // Many answers within one 10 ms bucket: the earliest is kept.
   for (int i = 0; i < 9; ++i) c.on_answered(answer(1, kT0 + std::chrono::milliseconds(i), false));
-  const auto confirmed = c.on_answered(answer(1, kT0 + 108ms, true));
+  // Their answers came 2 to 10 ms in; the bucket counts them all answered at 10 ms.
+  EXPECT_FALSE(c.on_answered(answer(1, kT0 + 109ms, true)));
+  const auto confirmed = c.on_answered(answer(1, kT0 + 110ms, true));
   ASSERT_TRUE(confirmed);
   EXPECT_LE(*confirmed, kT0 + 8ms);
   EXPECT_GE(*confirmed, kT0);
@@ -154,7 +159,8 @@ TEST(LeaderConfirmationTest, HistoryStaysBoundedOnABusySession) {
     c.on_answered(answer(1, t, i % 100 == 0));
   }
   ASSERT_TRUE(c.confirmed());
-  EXPECT_GE(*c.confirmed(), t - 1100ms);  // the lag, the last sync's age, a bucket
+  // The lag, the last sync's age, a round trip, a bucket.
+  EXPECT_GE(*c.confirmed(), t - 1100ms - kRoundTrip - 10ms);
 }
 
 }  // namespace
