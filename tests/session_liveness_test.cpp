@@ -62,6 +62,53 @@ TEST(SessionLivenessTest, AnEnsembleIsHeartbeatThroughTheLeader) {
   EXPECT_EQ(session->generation(), 1u);
 }
 
+// Review 3, item 1: a chroot ("host:port/app", as multi-tenant ensembles use) must not make an
+// ensemble look standalone. /zookeeper/config lies outside the chroot for ordinary reads, so the
+// session must read it without the chroot - and until it knows, count answers as an ensemble's.
+TEST(SessionLivenessTest, AChrootedEnsembleIsHeartbeatThroughTheLeader) {
+  if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
+  auto ensemble = ZkEnsemble::start(3);
+  int follower = -1;
+  for (int i = 0; i < ensemble->size() && follower < 0; ++i) {
+    if (ensemble->mode(i) == "follower") follower = i;
+  }
+  ASSERT_GE(follower, 0);
+  const std::string chroot = unique_path("chroot");
+  {
+    Session setup(options_for(ensemble->connect_string()));
+    Mutex parents(setup, chroot + "/make-parents");  // its lock() creates the chroot node
+    ASSERT_TRUE(parents.try_lock_for(5s));
+    parents.unlock();
+  }
+  auto hook = std::make_shared<CountingHook>();
+  auto session =
+      open_session(options_for(ensemble->node_connect_string(follower) + chroot, 4000ms), hook);
+  ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kSync) >= 5; }, 15s))
+      << "syncs sent: " << hook->count(Operation::kSync)
+      << " - follower reads are being taken as signs of life at the leader";
+  EXPECT_GE(hook->count(Operation::kExists), 5);
+  EXPECT_EQ(session->state(), SessionState::kConnected);
+}
+
+// The other side of it: a chroot on a standalone server is still known to be standalone (plain
+// reads, no syncs), since the server's config is read without the chroot.
+TEST(SessionLivenessTest, AChrootedStandaloneServerIsHeartbeatWithPlainReads) {
+  auto server = shared_server();
+  if (using_external_server()) GTEST_SKIP() << "the external server may be an ensemble";
+  const std::string chroot = unique_path("chroot");
+  {
+    Session setup(options_for(server.connect));
+    Mutex parents(setup, chroot + "/make-parents");
+    ASSERT_TRUE(parents.try_lock_for(5s));
+    parents.unlock();
+  }
+  auto hook = std::make_shared<CountingHook>();
+  auto session = open_session(options_for(server.connect + chroot, 2000ms), hook);
+  ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kExists) >= 5; }, 10s));
+  EXPECT_LE(hook->count(Operation::kSync), 1);
+  EXPECT_EQ(session->state(), SessionState::kConnected);
+}
+
 // While a connection is silent and the session Suspended, zklock forces a fresh connection (then,
 // while TCP cannot connect, every reconnect_interval) instead of waiting for the C client's own
 // timeout (2/3 T) and TCP's backoff; the session, its id and its locks stay. Behind this user-space
