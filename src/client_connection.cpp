@@ -417,6 +417,15 @@ void ClientConnection::exists(const std::string& path, Completion done) {
   submitted(submission, ctx, zoo_aexists(zh_, ctx->path.c_str(), 0, &on_stat, ctx));
 }
 
+void ClientConnection::get_config(Completion done) {
+  const FaultDecision decision = consult_hook(Operation::kGetData, ZOO_CONFIG_NODE);
+  Submission submission(*this);
+  OpContext* ctx = begin(submission, Operation::kGetData, ZOO_CONFIG_NODE, done, decision, false);
+  if (!ctx) return;
+  // zoo_awgetconfig sends the config node's path as it is: the chroot is not prepended.
+  submitted(submission, ctx, zoo_awgetconfig(zh_, nullptr, nullptr, &on_data, ctx));
+}
+
 std::uint64_t ClientConnection::get_children_watched(const std::string& path, WatchFn watch,
                                                      Completion done) {
   const FaultDecision decision = consult_hook(Operation::kGetChildren, path);

@@ -139,6 +139,9 @@ class ClientConnection {
   /// missing). Returns: the watch id (0 without a watch) for remove_watch().
   std::uint64_t get_data(const std::string& path, WatchFn watch, Completion done);
   void exists(const std::string& path, Completion done);
+  /// Reads the ensemble's configuration (/zookeeper/config) - outside any chroot of the connect
+  /// string, which applies to every other path. No watch.
+  void get_config(Completion done);
   /// getChildren with a watch on the children of `path` (none is left if `path` is missing).
   /// Returns: the watch id (0 without a watch) for remove_watch().
   std::uint64_t get_children_watched(const std::string& path, WatchFn watch, Completion done);

@@ -23,7 +23,6 @@ constexpr std::int64_t kNoDeadline = INT64_MAX;
 SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook)
     : options_(std::move(options)),
       fault_hook_(std::move(fault_hook)),
-      chrooted_(options_.connect.find('/') != std::string::npos),
       node_acl_(options_.node_acl      ? *options_.node_acl
                 : options_.credentials ? creator_all_world_read()
                                        : Acl()),
@@ -31,9 +30,29 @@ SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultH
       timeout_ms_(options_.session_timeout.count()),
       lost_deadline_ns_(kNoDeadline) {
   settings_ = LivenessSettings::fitted(options_, options_.session_timeout);
+  apply_route_locked();
 }
 
 SessionCore::~SessionCore() { close(); }
+
+ServerTopology SessionCore::topology() const {
+  std::lock_guard lock(mutex_);
+  return topology_;
+}
+
+BootClock::duration SessionCore::confirmation_lag() const {
+  std::lock_guard lock(mutex_);
+  return confirmation_.direct() ? BootClock::duration(0) : confirmation_.lag();
+}
+
+void SessionCore::apply_route_locked() {
+  // tickTime: as configured, else bounded by the negotiated timeout - the server grants no
+  // timeout below 2 x tickTime (its default minSessionTimeout).
+  const milliseconds tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
+                                                                  : negotiated_timeout() / 2;
+  confirmation_.set_route(topology_ == ServerTopology::kStandalone,
+                          detail::confirmation_lag(topology_, tick));
+}
 
 std::chrono::milliseconds SessionCore::negotiated_timeout() const noexcept {
   return milliseconds(timeout_ms_.load());
@@ -167,11 +186,7 @@ void SessionCore::refit_settings_locked(milliseconds negotiated) {
             " ms; heartbeat_interval, lost_margin, suspend_after or reconnect_interval did "
             "not fit it and were replaced by their defaults for that timeout");
   }
-  if (route_known_ && !confirmation_.direct()) {
-    const auto tick =
-        options_.server_tick_time.count() > 0 ? options_.server_tick_time : negotiated / 2;
-    confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
-  }
+  apply_route_locked();
   confirm_locked(confirmation_.confirmed());
 }
 
@@ -180,12 +195,6 @@ void SessionCore::on_answered(const Answer& answer) {
   // The generation is checked under the same lock as the update: an answer of an ended
   // generation can never count for the next one.
   if (answer.generation != generation_.load() || stopping_) return;
-  if (!route_known_) {
-    // Until we know whether the server is standalone, count answers as an ensemble would.
-    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
-                                                            : negotiated_timeout() / 2;
-    confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
-  }
   if (reconnect_credit_ && answer.epoch > credit_epoch_) {
     // A connection opened after our drop has answered: its connect request was counted.
     confirmation_.on_counted(*reconnect_credit_);

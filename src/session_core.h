@@ -33,6 +33,7 @@
 #include "leader_confirmation.h"
 #include "liveness_rule.h"
 #include "log_router.h"
+#include "server_topology.h"
 #include "zklock/session.h"
 
 namespace zklock::detail {
@@ -67,6 +68,9 @@ class SessionCore final : public ConnectionListener {
   BootClock::time_point lost_deadline() const noexcept;
   /// The Lost rule's settings, fitted to the negotiated timeout.
   LivenessSettings settings() const;
+  /// What the session knows of the servers, and the confirmation lag it uses for it.
+  ServerTopology topology() const;
+  BootClock::duration confirmation_lag() const;
   /// True while the current connection is up (requests go out now).
   bool connected() const noexcept { return connected_.load(); }
   bool wait_connected(std::chrono::milliseconds timeout);
@@ -136,6 +140,8 @@ class SessionCore final : public ConnectionListener {
   void open_generation_locked(unsigned generation);
   void end_generation_locked(std::unique_lock<std::mutex>& lock);
   void refit_settings_locked(std::chrono::milliseconds negotiated);
+  // Sets the confirmation route from topology_ and the tickTime (known, or bounded by T/2).
+  void apply_route_locked();
   void confirm_locked(std::optional<BootClock::time_point> confirmed);
   void send_heartbeat(const std::shared_ptr<ClientConnection>& connection, unsigned generation,
                       bool with_sync, const std::string& probe_path, ProbeId probe);
@@ -145,7 +151,6 @@ class SessionCore final : public ConnectionListener {
 
   const SessionOptions options_;
   const std::shared_ptr<testing::FaultHook> fault_hook_;
-  const bool chrooted_;
   const Acl node_acl_;
   LogSlot log_slot_;
 
@@ -156,7 +161,9 @@ class SessionCore final : public ConnectionListener {
   LivenessSettings settings_;
   LivenessRule rule_;
   LeaderConfirmation confirmation_;
-  bool route_known_ = false;  // standalone or ensemble, learned from /zookeeper/config
+  // Learned from /zookeeper/config, once per SessionCore; until then, answers count as an
+  // ensemble's (the safe side).
+  ServerTopology topology_ = ServerTopology::kUnknown;
   bool route_query_in_flight_ = false;
   bool ever_connected_ = false;  // in this generation
   bool server_ended_session_ = false;

@@ -27,12 +27,6 @@ LinkPhase to_link_phase(ConnectionPhase p) {
   return LinkPhase::kConnecting;
 }
 
-// The config node lists the servers of an ensemble ("server.N=..."); a standalone server's is
-// empty.
-bool describes_ensemble(const std::string& config) {
-  return config.find("server.") != std::string::npos;
-}
-
 std::string hex_id(std::int64_t id) {
   std::array<char, 32> text{};
   std::snprintf(text.data(), text.size(), "0x%llx", static_cast<unsigned long long>(id));
@@ -148,18 +142,20 @@ void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connec
 
 void SessionCore::learn_route(const std::shared_ptr<ClientConnection>& connection,
                               unsigned generation) {
-  connection->get_data("/zookeeper/config", {}, [this, generation](OpResult&& r) {
+  connection->get_config([this, generation](OpResult&& r) {
     std::lock_guard lock(mutex_);
     if (generation != generation_.load()) return;
     route_query_in_flight_ = false;
     if (r.rc == Errc::connection_loss || r.rc == Errc::operation_timeout) return;  // ask again
-    route_known_ = true;
-    const bool standalone = r.rc == Errc::ok && !describes_ensemble(r.value);
-    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
-                                                            : negotiated_timeout() / 2;
-    confirmation_.set_route(standalone,
-                            standalone ? BootClock::duration(0)
-                                       : std::chrono::duration_cast<BootClock::duration>(tick / 2));
+    // A server without the node (before 3.5) or that refuses it is taken for an ensemble.
+    topology_ = r.rc == Errc::ok ? topology_of_config(r.value) : ServerTopology::kEnsemble;
+    apply_route_locked();
+    log_slot_.log(LogLevel::kDebug, std::string("servers: ") + to_string(topology_) +
+                                        ", confirmation lag " +
+                                        std::to_string(std::chrono::duration_cast<milliseconds>(
+                                                           confirmation_.lag())
+                                                           .count()) +
+                                        " ms");
   });
 }
 
@@ -194,7 +190,7 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
     last_heartbeat_ = now;
     heartbeat_requested_ = false;
     a.heartbeat = true;
-    a.heartbeat_with_sync = !(route_known_ && confirmation_.direct());
+    a.heartbeat_with_sync = !confirmation_.direct();
     if (!probes_.empty()) {
       auto it = probes_.upper_bound(last_probe_);
       if (it == probes_.end()) it = probes_.begin();
@@ -210,13 +206,10 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
     // request sent before the drop: no credit after those.
     a.credit_reconnect = phase_ != LinkPhase::kAssociating;
   }
-  if (phase_ == LinkPhase::kConnected && !route_known_ && !route_query_in_flight_ && !chrooted_) {
+  if (phase_ == LinkPhase::kConnected && topology_ == ServerTopology::kUnknown &&
+      !route_query_in_flight_) {
     route_query_in_flight_ = true;
     a.learn_route = true;
-  }
-  if (chrooted_ && !route_known_) {
-    // /zookeeper/config lies outside the chroot: count answers as an ensemble's, conservatively.
-    route_known_ = true;
   }
   return a;
 }
