@@ -24,6 +24,7 @@ void LeaderConfirmation::reset() noexcept {
   epoch_ = 0;
   answered_.clear();
   confirmed_.reset();
+  credit_.reset();
 }
 
 std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_counted(TimePoint sent) {
@@ -35,7 +36,16 @@ std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_counted(Time
 std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_answered(
     const Answer& answer) {
   const bool leader_made = answer.via_leader && produced_by_leader(answer.rc);
-  if (direct_) return on_counted(answer.sent);
+  std::optional<TimePoint> credited;
+  if (credit_ && answer.epoch > credit_epoch_) {
+    // A connection opened after our drop has answered: its connect request was counted.
+    credited = on_counted(*credit_);
+    credit_.reset();
+  }
+  if (direct_) {
+    auto advanced = on_counted(answer.sent);
+    return advanced ? advanced : credited;
+  }
 
   if (answer.epoch != epoch_) {
     // A new connection: what the previous server received may never have reached the leader.
@@ -56,8 +66,10 @@ std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_answered(
     }
   }
   record(answer.sent, answer.answered);
-  std::optional<TimePoint> advanced;
-  if (candidate) advanced = on_counted(*candidate);
+  std::optional<TimePoint> advanced = credited;
+  if (candidate) {
+    if (auto raised = on_counted(*candidate)) advanced = raised;
+  }
   // Entries whose send is at or before the confirmed time can never raise it: keep only the
   // latest of them.
   if (confirmed_) {

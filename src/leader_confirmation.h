@@ -70,6 +70,15 @@ class LeaderConfirmation {
   /// confirmed send time, if it advanced.
   std::optional<TimePoint> on_counted(TimePoint sent);
 
+  /// We dropped connection `epoch` on purpose at `dropped_at`: every later connection was opened
+  /// after it, and the leader counted its connect request (a session revalidated on a new
+  /// connection is touched by the leader). Credited at the first answer that shows such a
+  /// connection answered.
+  void expect_reconnect_credit(TimePoint dropped_at, std::uint64_t epoch) noexcept {
+    credit_ = dropped_at;
+    credit_epoch_ = epoch;
+  }
+
   /// The latest send time the leader is known to have counted (nullopt: none yet).
   std::optional<TimePoint> confirmed() const noexcept { return confirmed_; }
 
@@ -87,11 +96,13 @@ class LeaderConfirmation {
 
   void record(TimePoint sent, TimePoint answered);
 
-  bool direct_ = true;
+  bool direct_ = false;
   Duration lag_{0};
   std::uint64_t epoch_ = 0;
   std::deque<Entry> answered_;
   std::optional<TimePoint> confirmed_;
+  std::optional<TimePoint> credit_;  // expect_reconnect_credit()
+  std::uint64_t credit_epoch_ = 0;
 };
 
 }  // namespace zklock::detail

@@ -113,7 +113,6 @@ void SessionCore::open_generation_locked(unsigned generation) {
   last_heartbeat_.reset();
   heartbeat_requested_ = false;
   last_reconnect_.reset();
-  reconnect_credit_.reset();
   confirmation_.reset();
   confirm_locked(std::nullopt);
   route_query_in_flight_ = false;
@@ -195,13 +194,6 @@ void SessionCore::on_answered(const Answer& answer) {
   // The generation is checked under the same lock as the update: an answer of an ended
   // generation can never count for the next one.
   if (answer.generation != generation_.load() || stopping_) return;
-  if (reconnect_credit_ && answer.epoch > credit_epoch_) {
-    // A connection opened after our drop has answered: its connect request was counted.
-    confirmation_.on_counted(*reconnect_credit_);
-    reconnect_credit_.reset();
-    confirm_locked(confirmation_.confirmed());
-    wake_monitor();
-  }
   if (auto advanced = confirmation_.on_answered(answer)) {
     confirm_locked(advanced);
     if (state_.load() != SessionState::kConnected) wake_monitor();

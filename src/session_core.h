@@ -173,11 +173,6 @@ class SessionCore final : public ConnectionListener {
   std::optional<BootClock::time_point> last_heartbeat_;
   bool heartbeat_requested_ = false;
   std::optional<BootClock::time_point> last_reconnect_;
-  // A connection we dropped on purpose at this time: every later connection was opened after it,
-  // and the server counted its connect request as a sign of life. Counted once an answer comes on
-  // a connection of an epoch after credit_epoch_ (the C client may drop the first one again).
-  std::optional<BootClock::time_point> reconnect_credit_;
-  std::uint64_t credit_epoch_ = 0;
   BootClock::time_point generation_started_{};
   bool warned_fitted_down_ = false;
   SteadyClock::time_point suspended_at_{};

@@ -281,10 +281,7 @@ void SessionCore::monitor_loop() {
           if (actions.generation == generation_.load()) {
             // Every connection from now on was opened after dropped_at: its connect request, which
             // the leader counts as a sign of life, left after it.
-            if (actions.credit_reconnect) {
-              reconnect_credit_ = dropped_at;
-              credit_epoch_ = epoch;
-            }
+            if (actions.credit_reconnect) confirmation_.expect_reconnect_credit(dropped_at, epoch);
             phase_ = LinkPhase::kConnecting;
             phase_since_ = dropped_at;
             connected_.store(false);

@@ -150,6 +150,26 @@ TEST(LeaderConfirmationTest, ACountedSignOfLifeAdvancesAndResetForgets) {
   EXPECT_EQ(c.lag(), 1000ms);
 }
 
+// Review 3, item 12: after our forced drop at d, a connection opened later was revalidated by the
+// leader after d. But an answer processed with a newer epoch may belong to a connection that was
+// opened *before* d (the completion thread lags the C client: its CONNECTED event was not seen
+// yet when we read the epoch). Only an answer to a request sent after the drop is sure to have
+// come over a connection opened after it.
+TEST(LeaderConfirmationTest, AReconnectIsCreditedOnlyByAnAnswerToARequestSentAfterTheDrop) {
+  LeaderConfirmation c;
+  c.set_route(false, 1000ms);
+  const TimePoint dropped = kT0 + 5s;
+  c.expect_reconnect_credit(dropped, 1);
+  // Connection 2 had completed its handshake before the drop; its answer to a request sent
+  // before the drop is processed only now.
+  EXPECT_FALSE(c.on_answered(answer(2, dropped - 100ms, false, dropped + 50ms)));
+  EXPECT_FALSE(c.confirmed());
+  // A request sent after the drop went out on a connection opened after it.
+  EXPECT_EQ(c.on_answered(answer(3, dropped + 1ms, false, dropped + 20ms)), dropped);
+  // Credited once.
+  EXPECT_FALSE(c.on_answered(answer(3, dropped + 2ms, false, dropped + 21ms)));
+}
+
 TEST(LeaderConfirmationTest, HistoryStaysBoundedOnABusySession) {
   LeaderConfirmation c;
   c.set_route(false, 1000ms);
