@@ -556,16 +556,17 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
                               0, completion, ctx));
 }
 
-bool ClientConnection::force_reconnect(bool even_if_connected) {
+std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even_if_connected) {
   bool moved = false;
+  BootClock::time_point closed_at;
   {
     std::lock_guard lock(mutex_);
-    if (closed_ || zh_ == nullptr) return false;
+    if (closed_ || zh_ == nullptr) return std::nullopt;
     const int state = zoo_state(zh_);
-    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return false;
-    if (state == 0) return false;  // between two attempts: the next one opens a new socket anyway
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return std::nullopt;
+    if (state == 0) return std::nullopt;  // between attempts: the next one opens a socket anyway
     const bool up = state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE;
-    if (up && !even_if_connected) return false;  // it got through meanwhile
+    if (up && !even_if_connected) return std::nullopt;  // it got through meanwhile
     // The C client has no "reconnect now". Its server-list update closes the connection when it
     // decides to move this client: with our list written twice, it does so with probability 1/2
     // (the load-balancing rule for a grown list); written once again, it stays where it is. The
@@ -580,12 +581,14 @@ bool ClientConnection::force_reconnect(bool even_if_connected) {
       moved = zoo_state(zh_) == ZOO_NOTCONNECTED_STATE;
       zoo_set_servers(zh_, hosts_.c_str());
     }
+    closed_at = BootClock::now();
   }
+  if (!moved) return std::nullopt;
   // The C client's I/O thread may sleep in poll() on the closed socket for up to a third of the
   // session timeout; a queued request wakes it, and it connects at once. (Its answer, on the new
   // connection, is a heartbeat like any other.)
-  if (moved) exists("/", [](OpResult&&) {});
-  return moved;
+  exists("/", [](OpResult&&) {});
+  return closed_at;
 }
 
 void ClientConnection::finish(OpContext* ctx, OpResult&& result) {

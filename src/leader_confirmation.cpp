@@ -37,8 +37,9 @@ std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_answered(
     const Answer& answer) {
   const bool leader_made = answer.via_leader && produced_by_leader(answer.rc);
   std::optional<TimePoint> credited;
-  if (credit_ && answer.epoch > credit_epoch_) {
-    // A connection opened after our drop has answered: its connect request was counted.
+  if (credit_ && answer.sent >= *credit_) {
+    // Sent after our drop, so answered over a connection opened after it: its connect request
+    // was counted.
     credited = on_counted(*credit_);
     credit_.reset();
   }

@@ -70,14 +70,12 @@ class LeaderConfirmation {
   /// confirmed send time, if it advanced.
   std::optional<TimePoint> on_counted(TimePoint sent);
 
-  /// We dropped connection `epoch` on purpose at `dropped_at`: every later connection was opened
-  /// after it, and the leader counted its connect request (a session revalidated on a new
-  /// connection is touched by the leader). Credited at the first answer that shows such a
-  /// connection answered.
-  void expect_reconnect_credit(TimePoint dropped_at, std::uint64_t epoch) noexcept {
-    credit_ = dropped_at;
-    credit_epoch_ = epoch;
-  }
+  /// We dropped the connection on purpose, and by `dropped_at` its socket was closed: every
+  /// request sent from then on goes out on a connection opened later, whose connect request the
+  /// leader counted (a session revalidated on a new connection is touched by the leader). Credited
+  /// at the first answer to such a request - not at any answer of a newer epoch, which may come
+  /// from a connection opened before the drop whose CONNECTED event was processed late.
+  void expect_reconnect_credit(TimePoint dropped_at) noexcept { credit_ = dropped_at; }
 
   /// The latest send time the leader is known to have counted (nullopt: none yet).
   std::optional<TimePoint> confirmed() const noexcept { return confirmed_; }
@@ -102,7 +100,6 @@ class LeaderConfirmation {
   std::deque<Entry> answered_;
   std::optional<TimePoint> confirmed_;
   std::optional<TimePoint> credit_;  // expect_reconnect_credit()
-  std::uint64_t credit_epoch_ = 0;
 };
 
 }  // namespace zklock::detail

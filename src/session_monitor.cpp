@@ -45,7 +45,6 @@ struct SessionCore::Actions {
   ProbeId probe = 0;
   bool reconnect = false;
   bool reconnect_connected = false;  // also drop a connection that is up (it stopped answering)
-  bool credit_reconnect = false;     // a connection opened after the drop may be credited
   bool learn_route = false;
   BootClock::time_point wake_at = BootClock::time_point::max();
 };
@@ -202,9 +201,6 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
     last_reconnect_ = now;
     a.reconnect = true;
     a.reconnect_connected = phase_ == LinkPhase::kConnected;
-    // A handshake that was under way might complete instead of the new connection, with a connect
-    // request sent before the drop: no credit after those.
-    a.credit_reconnect = phase_ != LinkPhase::kAssociating;
   }
   if (phase_ == LinkPhase::kConnected && topology_ == ServerTopology::kUnknown &&
       !route_query_in_flight_) {
@@ -273,17 +269,15 @@ void SessionCore::monitor_loop() {
 
     if (actions.connection) {
       if (actions.reconnect) {
-        const auto dropped_at = BootClock::now();
-        const std::uint64_t epoch = actions.connection->epoch();
-        if (actions.connection->force_reconnect(actions.reconnect_connected)) {
+        if (const auto dropped = actions.connection->force_reconnect(actions.reconnect_connected)) {
           log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
           std::lock_guard relock(mutex_);
           if (actions.generation == generation_.load()) {
-            // Every connection from now on was opened after dropped_at: its connect request, which
-            // the leader counts as a sign of life, left after it.
-            if (actions.credit_reconnect) confirmation_.expect_reconnect_credit(dropped_at, epoch);
+            // Every request from now on goes out on a connection opened after the drop, whose
+            // connect request the leader counts as a sign of life: the first answer to one earns it.
+            confirmation_.expect_reconnect_credit(*dropped);
             phase_ = LinkPhase::kConnecting;
-            phase_since_ = dropped_at;
+            phase_since_ = *dropped;
             connected_.store(false);
             heartbeat_pending_.reset();  // it failed with the connection
           }

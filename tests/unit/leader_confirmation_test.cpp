@@ -159,7 +159,7 @@ TEST(LeaderConfirmationTest, AReconnectIsCreditedOnlyByAnAnswerToARequestSentAft
   LeaderConfirmation c;
   c.set_route(false, 1000ms);
   const TimePoint dropped = kT0 + 5s;
-  c.expect_reconnect_credit(dropped, 1);
+  c.expect_reconnect_credit(dropped);
   // Connection 2 had completed its handshake before the drop; its answer to a request sent
   // before the drop is processed only now.
   EXPECT_FALSE(c.on_answered(answer(2, dropped - 100ms, false, dropped + 50ms)));
