@@ -10,49 +10,13 @@
 #include <vector>
 
 #include "mutex_waiter.h"
+#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
 namespace {
-
-// Calls `action` for each request; its decision (or pass) is the request's fate. Records every
-// request it saw.
-class ScriptedHook : public FaultHook {
- public:
-  using Action = std::function<std::optional<FaultDecision>(Operation, std::string_view)>;
-  explicit ScriptedHook(Action action) : action_(std::move(action)) {}
-  FaultDecision on_request(Operation op, std::string_view path) override {
-    Action action;
-    {
-      std::lock_guard lock(mutex_);
-      seen_.emplace_back(op, std::string(path));
-      action = action_;
-    }
-    const std::optional<FaultDecision> d = action ? action(op, path) : std::nullopt;
-    return d ? *d : FaultDecision::pass();
-  }
-  std::vector<std::pair<Operation, std::string>> seen() const {
-    std::lock_guard lock(mutex_);
-    return seen_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  Action action_;
-  std::vector<std::pair<Operation, std::string>> seen_;
-};
-
-// A Session each of whose requests is first shown to `action`; `hook` keeps what it saw.
-struct ScriptedSession {
-  std::shared_ptr<ScriptedHook> hook;
-  std::unique_ptr<Session> session;
-};
-ScriptedSession scripted_session(const SessionOptions& options, ScriptedHook::Action action) {
-  auto hook = std::make_shared<ScriptedHook>(std::move(action));
-  return {hook, open_session(options, hook)};
-}
 
 // Watches of session `session_id` on the server at `port`, on paths under `prefix`.
 std::vector<std::string> watches_of(int port, std::int64_t session_id, const std::string& prefix) {

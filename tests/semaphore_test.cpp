@@ -26,6 +26,7 @@
 #include "support/four_letter_words.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
@@ -485,30 +486,6 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
 }
 
 // ---- Lost replies.
-
-// Injects one fault in the client seam: the first request for which `action` returns a decision.
-class OneShotHook : public FaultHook {
- public:
-  using Action = std::function<std::optional<FaultDecision>(Operation, std::string_view)>;
-  explicit OneShotHook(Action action) : action_(std::move(action)) {}
-  FaultDecision on_request(Operation op, std::string_view path) override {
-    std::lock_guard lock(mutex_);
-    if (fired_) return FaultDecision::pass();
-    std::optional<FaultDecision> d = action_(op, path);
-    if (!d) return FaultDecision::pass();
-    fired_ = true;
-    return *d;
-  }
-  bool fired() const {
-    std::lock_guard lock(mutex_);
-    return fired_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  bool fired_ = false;
-  Action action_;
-};
 
 TEST(SemaphoreTest, LostLeaseCreateReplyIsAdoptedNotDuplicated) {
   auto server = shared_server();
