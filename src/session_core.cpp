@@ -17,6 +17,8 @@ BootClock::time_point from_ns(std::int64_t ns) {
   return BootClock::time_point(std::chrono::nanoseconds(ns));
 }
 constexpr std::int64_t kNoDeadline = INT64_MAX;
+// How often the reaper looks whether the Lost callbacks of an ended generation have run.
+constexpr std::chrono::milliseconds kReaperPoll{20};
 
 }  // namespace
 
@@ -316,10 +318,34 @@ void SessionCore::flush_events(milliseconds timeout) { events_.flush(timeout); }
 void SessionCore::reaper_loop() {
   std::unique_lock lock(reaper_mutex_);
   while (true) {
-    reaper_wake_.wait(lock, [&] { return reaper_stopping_ || !to_close_.empty(); });
-    if (to_close_.empty()) break;
-    auto connection = std::move(to_close_.front());
-    to_close_.pop_front();
+    if (to_close_.empty()) {
+      if (reaper_stopping_) break;
+      reaper_wake_.wait(lock, [&] { return reaper_stopping_ || !to_close_.empty(); });
+      continue;
+    }
+    // The ended connection due first (they end in order; their deadlines need not be).
+    const auto now = BootClock::now();
+    auto due_at = [&](const EndedConnection& e) {
+      const std::int64_t told = e.told_ns->load();
+      if (told == 0) return e.latest;  // still waiting for the callbacks (polled below)
+      const BootClock::time_point told_at{std::chrono::nanoseconds(told)};
+      return std::min(e.latest, std::max(e.not_before, told_at + e.margin));
+    };
+    auto next = to_close_.begin();
+    for (auto it = to_close_.begin(); it != to_close_.end(); ++it) {
+      if (due_at(*it) < due_at(*next)) next = it;
+    }
+    const auto due = due_at(*next);
+    if (!reaper_stopping_ && now < due) {
+      // Poll while callbacks are pending (the marker cannot wake us: it may outlive us), and at
+      // least once a second (the boot clock runs on while the machine sleeps).
+      auto wait = std::min<BootClock::duration>(due - now, std::chrono::seconds(1));
+      if (next->told_ns->load() == 0) wait = std::min<BootClock::duration>(wait, kReaperPoll);
+      reaper_wake_.wait_for(lock, wait);
+      continue;
+    }
+    auto connection = std::move(next->connection);
+    to_close_.erase(next);
     lock.unlock();
     connection->close(Errc::session_lost);
     connection.reset();

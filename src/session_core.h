@@ -7,7 +7,9 @@
 //              generation, deferred completions and scheduled retries; runs zklock code only
 //              (observers), never user code;
 //   events   - user listeners and Mutex callbacks, one at a time, in order;
-//   reaper   - closes connections of ended generations (zookeeper_close may wait on the network).
+//   reaper   - closes connections of ended generations (zookeeper_close may wait on the network),
+//              each no earlier than the server could have expired its session anyway and than
+//              the margin after its Lost callbacks ran (see EndedConnection).
 //
 // Lock order: a recipe's own mutex -> SessionCore::mutex_ -> ClientConnection's mutex -> the leaf
 // locks (wake_mutex_, defer_mutex_, events, reaper, observers, listeners). Nothing is called out
@@ -129,6 +131,22 @@ class SessionCore final : public ConnectionListener {
 
  private:
   struct Actions;  // what one pass of the monitor decided to send (session_core.cpp)
+  // The connection of an ended generation, waiting for the reaper. Closing a connection that
+  // still works (CloseSession) deletes the session's nodes at once and hands its locks on, while
+  // the server itself would have kept them until at least confirmed + T - and the holders may
+  // not have heard yet. So it is closed no earlier than
+  //   max(confirmed + T, the Lost callbacks delivered + m)
+  // (its C client keeps the session alive meanwhile), and no later than confirmed + 2T whatever
+  // the events thread is doing. A session the server ended, or never confirmed, closes at once.
+  struct EndedConnection {
+    std::shared_ptr<ClientConnection> connection;
+    BootClock::time_point not_before;  // confirmed + T
+    BootClock::time_point latest;      // confirmed + 2T
+    BootClock::duration margin{0};
+    // BootClock ns at which the events thread had run everything posted up to the end (the Lost
+    // callbacks): 0 until then. Shared with the marker task, which may outlive this SessionCore.
+    std::shared_ptr<std::atomic<std::int64_t>> told_ns;
+  };
 
   void monitor_loop();
   void reaper_loop();
@@ -138,7 +156,9 @@ class SessionCore final : public ConnectionListener {
   void set_state_locked(SessionState next);
   void log_transition_locked(SessionState previous, SessionState next);
   void open_generation_locked(unsigned generation);
-  void end_generation_locked(std::unique_lock<std::mutex>& lock);
+  /// Ends the current generation; returns what tells the reaper that its Lost callbacks ran.
+  std::shared_ptr<std::atomic<std::int64_t>> end_generation_locked(
+      std::unique_lock<std::mutex>& lock);
   void refit_settings_locked(std::chrono::milliseconds negotiated);
   // Sets the confirmation route from topology_ and the tickTime (known, or bounded by T/2).
   void apply_route_locked();
@@ -215,7 +235,7 @@ class SessionCore final : public ConnectionListener {
   // reaper thread
   std::mutex reaper_mutex_;
   std::condition_variable reaper_wake_;
-  std::deque<std::shared_ptr<ClientConnection>> to_close_;
+  std::deque<EndedConnection> to_close_;
   bool reaper_stopping_ = false;
 
   std::thread monitor_;

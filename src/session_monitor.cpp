@@ -210,18 +210,33 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
   return a;
 }
 
-void SessionCore::end_generation_locked(std::unique_lock<std::mutex>& lock) {
+std::shared_ptr<std::atomic<std::int64_t>> SessionCore::end_generation_locked(
+    std::unique_lock<std::mutex>& lock) {
   // Whatever the ended generation owned is gone. Its connection is closed by the reaper.
-  std::shared_ptr<ClientConnection> old;
-  old.swap(connection_);
+  EndedConnection ended;
+  ended.connection.swap(connection_);
+  ended.told_ns = std::make_shared<std::atomic<std::int64_t>>(0);
+  const auto confirmed = confirmation_.confirmed();
+  const auto now = BootClock::now();
+  if (confirmed && !server_ended_session_) {
+    ended.not_before = *confirmed + settings_.session_timeout;
+    ended.latest = ended.not_before + settings_.session_timeout;
+    ended.margin = settings_.lost_margin;
+  } else {
+    ended.not_before = ended.latest = now;  // nothing to protect: the server ended it, or it
+                                            // never held anything
+    ended.told_ns->store(1);
+  }
+  auto told = ended.told_ns;
   lock.unlock();
-  if (old) {
-    old->fail_pending(Errc::session_lost);
+  if (ended.connection) {
+    ended.connection->fail_pending(Errc::session_lost);
     std::lock_guard reaper_lock(reaper_mutex_);
-    to_close_.push_back(std::move(old));
+    to_close_.push_back(std::move(ended));
     reaper_wake_.notify_all();
   }
   lock.lock();
+  return told;
 }
 
 void SessionCore::run_deferred_and_scheduled() {
@@ -240,6 +255,7 @@ void SessionCore::run_deferred_and_scheduled() {
 
 void SessionCore::monitor_loop() {
   std::uint64_t notified_changes = changes_.load();
+  std::shared_ptr<std::atomic<std::int64_t>> ended_told;  // a generation ended in this pass
   while (true) {
     run_deferred_and_scheduled();
     std::unique_lock lock(mutex_);
@@ -249,7 +265,7 @@ void SessionCore::monitor_loop() {
     if (state_.load() == SessionState::kLost) {
       // End this generation, then open the next one at once.
       const unsigned generation = generation_.load();
-      end_generation_locked(lock);
+      ended_told = end_generation_locked(lock);
       if (stopping_) break;
       try {
         open_generation_locked(generation + 1);
@@ -292,6 +308,18 @@ void SessionCore::monitor_loop() {
     if (changes != notified_changes) {
       notified_changes = changes;
       notify_observers();
+    }
+    if (ended_told) {
+      // The observers have posted their Lost callbacks (and the listeners theirs, under mutex_):
+      // once the events thread has run them, the reaper may start counting the margin.
+      events_.post([told = std::move(ended_told)] {
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            BootClock::now().time_since_epoch())
+                            .count();
+        std::int64_t unset = 0;
+        told->compare_exchange_strong(unset, ns);
+      });
+      ended_told.reset();
     }
 
     // Sleep until the rule's next moment, a scheduled task, or a wake-up (at least once a second:
