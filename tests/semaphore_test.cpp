@@ -637,3 +637,46 @@ TEST(SemaphoreTest, ClosingTheSessionFailsWaitersAndLosesLeases) {
 
 }  // namespace
 }  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// Review 3, item 8, for the Semaphore: the internal lock's release is interrupted by a blip and
+// the Semaphore destroyed right after acquire() returned. The internal lock's node must still go
+// once the connection is back, or the whole semaphore is blocked for every client.
+TEST(SemaphoreTest, ASemaphoreDestroyedWhileItsInternalLockDeleteFailsStillDeletesIt) {
+  if (using_external_server()) GTEST_SKIP() << "freezes its own server";
+  auto server = ZkServer::start();
+  const std::string path = unique_path("sem-destroyed-in-blip");
+  std::atomic<bool> failed{false};
+  // The internal lock's delete is sent into a frozen server, and fails with the connection.
+  auto scripted = scripted_session(
+      options_for(server->connect_string(), 6000ms),
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op == Operation::kDelete && p.find("/locks/") != p.npos && !failed.exchange(true)) {
+          server->freeze();
+          return FaultDecision::fail_before_send(Errc::connection_loss);
+        }
+        return std::nullopt;
+      });
+  Session& s = *scripted.session;
+  std::optional<Lease> lease;
+  {
+    Semaphore sem(s, path, 2);
+    lease = sem.acquire();
+  }
+  ASSERT_TRUE(failed.load());
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
+  server->thaw();
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));
+  Session other(options_for(server->connect_string()));
+  EXPECT_TRUE(wait_until([&] { return lock_children(other, path + "/locks").empty(); }, 1s))
+      << "left in the internal lock's queue: "
+      << ::testing::PrintToString(lock_children(other, path + "/locks"));
+  Semaphore sem(other, path, 2);
+  EXPECT_TRUE(sem.try_acquire_for(3s)) << "a second lease is free, but the semaphore is blocked";
+  lease.reset();
+}
+
+}  // namespace
+}  // namespace zklock::testing
