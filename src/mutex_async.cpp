@@ -105,9 +105,12 @@ void MutexCore::settle_async_locked(const AttemptPtr& a, Errc code) {
 void MutexCore::end_async_locked(const AttemptPtr& a, Errc code) {
   a->error = code;
   a->result = Attempt::Result::kNotAcquired;
+  const bool recovering = a->phase == Attempt::Phase::kRecovering;
   cleanup_locked(a);  // settles when nothing of it is left (finish_cleanup_locked)
-  if (!a->async->settled && !session_->connected()) {
-    settle_async_locked(a, code);  // no waiting for a reconnect: the node goes with the session
+  if (!a->async->settled && (!session_->connected() || recovering)) {
+    // No waiting for a reconnect (the node goes with the session if it comes to that), nor for
+    // a lost create's recovery: that goes on in the background and deletes what it finds.
+    settle_async_locked(a, code);
   }
 }
 

@@ -139,6 +139,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   bool step_failed_locked(const AttemptPtr& a, Errc rc, std::function<void()> retry);
   void retry_when_connected_locked(const AttemptPtr& a, std::function<void()> retry);
   void retry_later_locked(const AttemptPtr& a, std::function<void()> retry);
+  void retry_cleaning_locked(const AttemptPtr& a, std::function<void()> retry);
   void rearm_self_watch_locked(const AttemptPtr& a);
   bool still_held_locked(const AttemptPtr& a) const;
 
