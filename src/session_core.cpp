@@ -111,6 +111,7 @@ void SessionCore::open_generation_locked(unsigned generation) {
   connected_.store(false);
   server_ended_session_ = false;
   ever_connected_ = false;
+  generation_answered_ = false;
   heartbeat_pending_.reset();
   last_heartbeat_.reset();
   heartbeat_requested_ = false;
@@ -197,6 +198,7 @@ void SessionCore::on_answered(const Answer& answer) {
   // generation can never count for the next one.
   if (answer.generation != generation_.load() || stopping_) return;
   if (auto advanced = confirmation_.on_answered(answer)) {
+    generation_answered_ = true;
     confirm_locked(advanced);
     if (state_.load() != SessionState::kConnected) wake_monitor();
   }

@@ -186,6 +186,10 @@ class SessionCore final : public ConnectionListener {
   ServerTopology topology_ = ServerTopology::kUnknown;
   bool route_query_in_flight_ = false;
   bool ever_connected_ = false;  // in this generation
+  bool generation_answered_ = false;  // an answer of this generation advanced the confirmation
+  // Between generations that had no answer: the pause before the next, and when it may open.
+  BootClock::duration generation_backoff_{0};
+  BootClock::time_point next_generation_at_{};
   bool server_ended_session_ = false;
   LinkPhase phase_ = LinkPhase::kConnecting;
   BootClock::time_point phase_since_{};

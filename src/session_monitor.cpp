@@ -13,6 +13,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// The first pause before a new generation after one that had no answer (doubling up to T).
+constexpr milliseconds kFirstGenerationBackoff{100};
+
 LinkPhase to_link_phase(ConnectionPhase p) {
   switch (p) {
     case ConnectionPhase::kConnected:
@@ -263,22 +266,33 @@ void SessionCore::monitor_loop() {
     const auto now = BootClock::now();
     Actions actions = evaluate_locked(now);
     if (state_.load() == SessionState::kLost) {
-      // End this generation, then open the next one at once.
-      const unsigned generation = generation_.load();
-      ended_told = end_generation_locked(lock);
-      if (stopping_) break;
-      try {
-        open_generation_locked(generation + 1);
-        set_state_locked(SessionState::kConnecting);
-      } catch (const std::exception&) {
-        // The connect string was accepted before; a refusal now is transient (resolution).
-        lock.unlock();
-        std::unique_lock wake_lock(wake_mutex_);
-        wake_.wait_for(wake_lock, std::chrono::seconds(1), [&] { return woken_; });
-        woken_ = false;
-        continue;
+      // End this generation, then open the next one - at once after a generation that had
+      // answers, else after a backoff (a session that dies at once, e.g. refused credentials,
+      // must not be re-created at network speed: each is a session create at the leader).
+      if (connection_) {
+        const bool answered = generation_answered_;
+        ended_told = end_generation_locked(lock);
+        actions.connection.reset();
+        const auto limit = std::chrono::duration_cast<BootClock::duration>(options_.session_timeout);
+        generation_backoff_ =
+            answered ? BootClock::duration(0)
+                     : std::min<BootClock::duration>(
+                           limit, std::max<BootClock::duration>(kFirstGenerationBackoff,
+                                                                2 * generation_backoff_));
+        next_generation_at_ = BootClock::now() + generation_backoff_;
       }
-      actions = evaluate_locked(BootClock::now());
+      if (stopping_) break;
+      if (BootClock::now() >= next_generation_at_) {
+        try {
+          open_generation_locked(generation_.load() + 1);
+          set_state_locked(SessionState::kConnecting);
+          actions = evaluate_locked(BootClock::now());
+        } catch (const std::exception&) {
+          // The connect string was accepted before; a refusal now is transient (resolution).
+          next_generation_at_ = BootClock::now() + std::chrono::seconds(1);
+        }
+      }
+      if (!connection_) actions.wake_at = std::min(actions.wake_at, next_generation_at_);
     }
     const std::uint64_t changes = changes_.load();
     lock.unlock();
