@@ -229,10 +229,15 @@ void SessionCore::on_connection_event(unsigned generation, ConnectionEvent event
         refit_settings_locked(timeout);
       }
       // The server (the leader, or a follower revalidating with it) touched the session when it
-      // took our connect request, which left after the generation began - or after our forced
-      // reconnect: a sign of life we know the send time of.
-      // (After our own drop, see on_answered: counted once the new connection has answered.)
-      if (!ever_connected_ && confirmation_.on_counted(generation_started_)) {
+      // took our connect request, which left after the generation began: a sign of life we know
+      // a lower bound of the send time of. Counted only when the connect was quick: after a slow
+      // one (the C client gives each server that drops SYNs 2T/3) it would leave next to no time,
+      // or none, before Lost - for a session that holds nothing yet. Then the first answers
+      // confirm it instead. (After our own drop, see LeaderConfirmation: the reconnect credit.)
+      const auto connect_took = now - generation_started_;
+      if (!ever_connected_ &&
+          connect_took < (settings_.session_timeout - settings_.lost_margin) / 2 &&
+          confirmation_.on_counted(generation_started_)) {
         confirm_locked(confirmation_.confirmed());
       }
       ever_connected_ = true;
