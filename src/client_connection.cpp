@@ -129,12 +129,6 @@ NodeStat to_node_stat(const struct Stat* s) {
   return n;
 }
 
-// Codes that mean the server never answered (or we cannot know that it did).
-bool unanswered(Errc rc) {
-  return rc == Errc::connection_loss || rc == Errc::operation_timeout || rc == Errc::closing ||
-         rc == Errc::invalid_state || rc == Errc::session_expired;
-}
-
 // ZRUNTIMEINCONSISTENCY is a multi's answer when one of its operations failed (the others carry it,
 // the failing one its own code), and also what the C client fails every pending request with when
 // it drops a connection whose answers came out of order (as ZMARSHALLINGERROR when it could not
@@ -605,7 +599,7 @@ void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
       // exactly as after a connection loss.
       result = OpResult{Errc::connection_loss, {}, {}, {}, {}};
     }
-    answered = !unanswered(result.rc) && !ctx->lose_reply;
+    answered = detail::answered(result.rc) && !ctx->lose_reply;
     if (ctx->lose_reply) result = OpResult{ctx->lose_code, {}, {}, {}, {}};
     // A read that set no watch (the node is missing, or the answer never came) leaves no watch
     // on the server: forget ours, or a later removal would think another watch still needs it.

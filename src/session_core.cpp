@@ -113,6 +113,7 @@ void SessionCore::open_generation_locked(unsigned generation) {
   ever_connected_ = false;
   generation_answered_ = false;
   heartbeat_pending_.reset();
+  heartbeat_read_answered_ = false;
   last_heartbeat_.reset();
   heartbeat_requested_ = false;
   last_reconnect_.reset();

@@ -164,7 +164,10 @@ class SessionCore final : public ConnectionListener {
   void apply_route_locked();
   void confirm_locked(std::optional<BootClock::time_point> confirmed);
   void send_heartbeat(const std::shared_ptr<ClientConnection>& connection, unsigned generation,
-                      bool with_sync, const std::string& probe_path, ProbeId probe);
+                      std::uint64_t seq, bool with_sync, const std::string& probe_path,
+                      ProbeId probe);
+  // A heartbeat's answer (`sync`: its sync's, else its read's) for the heartbeat `seq`.
+  void heartbeat_done_locked(std::uint64_t seq, const OpResult& r, bool sync);
   void learn_route(const std::shared_ptr<ClientConnection>& connection, unsigned generation);
   void run_deferred_and_scheduled();
   void notify_observers();
@@ -193,7 +196,9 @@ class SessionCore final : public ConnectionListener {
   bool server_ended_session_ = false;
   LinkPhase phase_ = LinkPhase::kConnecting;
   BootClock::time_point phase_since_{};
-  std::optional<BootClock::time_point> heartbeat_pending_;
+  std::optional<BootClock::time_point> heartbeat_pending_;  // send time of the one in flight
+  std::uint64_t heartbeat_seq_ = 0;  // numbers heartbeats: a late completion is not the current
+  bool heartbeat_read_answered_ = false;  // the pending heartbeat's read came back
   std::optional<BootClock::time_point> last_heartbeat_;
   bool heartbeat_requested_ = false;
   std::optional<BootClock::time_point> last_reconnect_;

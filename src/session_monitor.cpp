@@ -44,6 +44,7 @@ struct SessionCore::Actions {
   unsigned generation = 0;
   bool heartbeat = false;
   bool heartbeat_with_sync = false;
+  std::uint64_t heartbeat_seq = 0;
   std::string probe_path = "/";
   ProbeId probe = 0;
   bool reconnect = false;
@@ -120,19 +121,20 @@ void SessionCore::schedule(milliseconds delay, std::function<void()> task) {
 }
 
 void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connection,
-                                 unsigned generation, bool with_sync, const std::string& probe_path,
-                                 ProbeId probe) {
-  // On an ensemble the answer that counts is the sync's: the server forwards it to the leader.
-  // The read behind it (answered after the sync, on the server's up-to-date view) is the probe of
-  // a held lock node, or "/" (a chroot's root may be missing, which is an answer all the same).
-  if (with_sync) connection->sync("/", [](OpResult&&) {});
-  connection->exists(probe_path, [this, generation, probe](OpResult&& r) {
+                                 unsigned generation, std::uint64_t seq, bool with_sync,
+                                 const std::string& probe_path, ProbeId probe) {
+  // The read goes first: a follower answers it at once, so its answer shows the connection works
+  // even while the leader is slow to answer the sync (a slow leader is no reason to drop it:
+  // LivenessRule). It is the probe of a held lock node, or "/" (a chroot's root may be missing,
+  // which is an answer all the same). On an ensemble the answer that counts is the sync's: the
+  // server forwards it to the leader.
+  connection->exists(probe_path, [this, generation, seq, with_sync, probe](OpResult&& r) {
     std::function<void()> on_missing;
     {
       std::lock_guard lock(mutex_);
       if (generation != generation_.load()) return;
-      heartbeat_pending_.reset();
-      if (r.rc == Errc::session_expired) server_ended_session_ = true;
+      heartbeat_done_locked(seq, r, false);
+      if (!with_sync) heartbeat_done_locked(seq, r, true);
       if (r.rc == Errc::no_node && probe != 0) {
         if (auto it = probes_.find(probe); it != probes_.end()) on_missing = it->second.on_missing;
       }
@@ -140,6 +142,25 @@ void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connec
     wake_monitor();
     if (on_missing) on_missing();
   });
+  if (!with_sync) return;
+  connection->sync("/", [this, generation, seq](OpResult&& r) {
+    {
+      std::lock_guard lock(mutex_);
+      if (generation != generation_.load()) return;
+      heartbeat_done_locked(seq, r, true);
+    }
+    wake_monitor();
+  });
+}
+
+void SessionCore::heartbeat_done_locked(std::uint64_t seq, const OpResult& r, bool sync) {
+  if (r.rc == Errc::session_expired) server_ended_session_ = true;
+  if (seq != heartbeat_seq_) return;  // an older heartbeat's late answer: not the pending one
+  if (sync) {
+    heartbeat_pending_.reset();
+  } else if (answered(r.rc)) {
+    heartbeat_read_answered_ = true;
+  }
 }
 
 void SessionCore::learn_route(const std::shared_ptr<ClientConnection>& connection,
@@ -179,6 +200,7 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
   in.phase = phase_;
   in.phase_since = phase_since_;
   in.heartbeat_pending = heartbeat_pending_;
+  in.heartbeat_read_answered = heartbeat_read_answered_;
   in.last_heartbeat = last_heartbeat_;
   in.heartbeat_requested = heartbeat_requested_;
   in.last_reconnect = last_reconnect_;
@@ -189,6 +211,8 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
   if (d.state == SessionState::kLost || !connection_) return a;
   if (d.send_heartbeat) {
     heartbeat_pending_ = now;
+    heartbeat_read_answered_ = false;
+    a.heartbeat_seq = ++heartbeat_seq_;
     last_heartbeat_ = now;
     heartbeat_requested_ = false;
     a.heartbeat = true;
@@ -314,8 +338,8 @@ void SessionCore::monitor_loop() {
         }
       }
       if (actions.heartbeat) {
-        send_heartbeat(actions.connection, actions.generation, actions.heartbeat_with_sync,
-                       actions.probe_path, actions.probe);
+        send_heartbeat(actions.connection, actions.generation, actions.heartbeat_seq,
+                       actions.heartbeat_with_sync, actions.probe_path, actions.probe);
       }
       if (actions.learn_route) learn_route(actions.connection, actions.generation);
     }
