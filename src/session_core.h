@@ -114,6 +114,8 @@ class SessionCore final : public ConnectionListener {
 
   /// Runs `task` on the monitor thread after `delay` (retries with a backoff). Dropped on close.
   void schedule(std::chrono::milliseconds delay, std::function<void()> task);
+  /// Tasks scheduled and not run yet (tests).
+  std::size_t scheduled_tasks() const;
 
   /// Sends a request through `op` and waits for its answer until `timeout` has passed.
   /// Returns operation_timeout on timeout, closed after close().
@@ -231,7 +233,7 @@ class SessionCore final : public ConnectionListener {
   bool woken_ = false;
 
   // Deferred completions and scheduled tasks, run by the monitor with no lock held.
-  std::mutex defer_mutex_;
+  mutable std::mutex defer_mutex_;
   std::deque<std::function<void()>> deferred_;
   std::multimap<SteadyClock::time_point, std::function<void()>> scheduled_;
   bool defer_closed_ = false;

@@ -120,6 +120,11 @@ void SessionCore::schedule(milliseconds delay, std::function<void()> task) {
   wake_monitor();
 }
 
+std::size_t SessionCore::scheduled_tasks() const {
+  std::lock_guard lock(defer_mutex_);
+  return scheduled_.size();
+}
+
 void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connection,
                                  unsigned generation, std::uint64_t seq, bool with_sync,
                                  const std::string& probe_path, ProbeId probe) {
