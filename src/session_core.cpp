@@ -435,7 +435,7 @@ void SessionCore::close() noexcept {
   }
   if (reaper_.joinable()) reaper_.join();
   std::deque<std::function<void()>> leftover;
-  std::multimap<SteadyClock::time_point, std::function<void()>> dropped;  // destroyed unlocked
+  decltype(scheduled_) dropped;  // destroyed unlocked
   {
     std::lock_guard lock(defer_mutex_);
     defer_closed_ = true;

@@ -112,8 +112,16 @@ class SessionCore final : public ConnectionListener {
   /// True on the events thread.
   bool on_events_thread() const noexcept;
 
+  /// Which scheduled task (for cancel_scheduled()); a default one names none.
+  struct ScheduledId {
+    SteadyClock::time_point due{};
+    std::uint64_t number = 0;
+  };
   /// Runs `task` on the monitor thread after `delay` (retries with a backoff). Dropped on close.
-  void schedule(std::chrono::milliseconds delay, std::function<void()> task);
+  /// Returns: its id, for cancel_scheduled().
+  ScheduledId schedule(std::chrono::milliseconds delay, std::function<void()> task);
+  /// Effects: drops the task if it has not started (a no-op otherwise). Takes only a leaf lock.
+  void cancel_scheduled(const ScheduledId& id) noexcept;
   /// Tasks scheduled and not run yet (tests).
   std::size_t scheduled_tasks() const;
 
@@ -235,7 +243,8 @@ class SessionCore final : public ConnectionListener {
   // Deferred completions and scheduled tasks, run by the monitor with no lock held.
   mutable std::mutex defer_mutex_;
   std::deque<std::function<void()>> deferred_;
-  std::multimap<SteadyClock::time_point, std::function<void()>> scheduled_;
+  std::map<std::pair<SteadyClock::time_point, std::uint64_t>, std::function<void()>> scheduled_;
+  std::uint64_t next_scheduled_ = 1;
   bool defer_closed_ = false;
 
   std::mutex observers_mutex_;

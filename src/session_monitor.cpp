@@ -113,11 +113,23 @@ void SessionCore::defer(std::function<void()> task) {
   std::thread(std::move(task)).detach();
 }
 
-void SessionCore::schedule(milliseconds delay, std::function<void()> task) {
+SessionCore::ScheduledId SessionCore::schedule(milliseconds delay, std::function<void()> task) {
   std::lock_guard lock(defer_mutex_);
-  if (defer_closed_) return;
-  scheduled_.emplace(SteadyClock::now() + delay, std::move(task));
+  if (defer_closed_) return {};
+  const ScheduledId id{SteadyClock::now() + delay, next_scheduled_++};
+  scheduled_.emplace(std::make_pair(id.due, id.number), std::move(task));
   wake_monitor();
+  return id;
+}
+
+void SessionCore::cancel_scheduled(const ScheduledId& id) noexcept {
+  if (id.number == 0) return;
+  std::function<void()> dropped;  // destroyed outside the lock
+  std::lock_guard lock(defer_mutex_);
+  auto it = scheduled_.find(std::make_pair(id.due, id.number));
+  if (it == scheduled_.end()) return;
+  dropped = std::move(it->second);
+  scheduled_.erase(it);
 }
 
 std::size_t SessionCore::scheduled_tasks() const {
@@ -277,7 +289,7 @@ void SessionCore::run_deferred_and_scheduled() {
     std::lock_guard lock(defer_mutex_);
     tasks.swap(deferred_);
     const auto now = SteadyClock::now();
-    while (!scheduled_.empty() && scheduled_.begin()->first <= now) {
+    while (!scheduled_.empty() && scheduled_.begin()->first.first <= now) {
       tasks.push_back(std::move(scheduled_.begin()->second));
       scheduled_.erase(scheduled_.begin());
     }
@@ -373,7 +385,7 @@ void SessionCore::monitor_loop() {
     {
       std::lock_guard defer_lock(defer_mutex_);
       if (!deferred_.empty()) continue;
-      if (!scheduled_.empty()) wake_at = std::min(wake_at, scheduled_.begin()->first);
+      if (!scheduled_.empty()) wake_at = std::min(wake_at, scheduled_.begin()->first.first);
     }
     if (changes_.load() != notified_changes) continue;
     std::unique_lock wake_lock(wake_mutex_);
