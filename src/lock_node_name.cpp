@@ -36,4 +36,15 @@ std::vector<std::string> own_nodes(const std::vector<std::string>& children,
   return ours;
 }
 
+std::vector<std::string> leases_in_order(std::vector<std::string> names) {
+  // By the sequence number ZooKeeper appended (the last ten characters), creation order.
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    const auto tail = [](const std::string& s) {
+      return s.size() >= 10 ? s.substr(s.size() - 10) : s;
+    };
+    return tail(a) < tail(b);
+  });
+  return names;
+}
+
 }  // namespace zklock::detail

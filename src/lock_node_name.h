@@ -26,4 +26,7 @@ std::vector<std::string> own_nodes(const std::vector<std::string>& children,
                                    const std::string& uuid,
                                    ContenderKind kind = ContenderKind::kExclusive);
 
+/// Returns: `names` (a Semaphore's lease nodes, "..-lease-<sequence>") in creation order.
+std::vector<std::string> leases_in_order(std::vector<std::string> names);
+
 }  // namespace zklock::detail

@@ -166,15 +166,7 @@ std::vector<std::string> SemaphoreCore::leases() const {
       session_->negotiated_timeout());
   if (listing.rc == Errc::no_node) return {};
   if (listing.rc != Errc::ok) throw_error(listing.rc, context);
-  std::vector<std::string> names = std::move(listing.children);
-  // By the sequence number ZooKeeper appended (the last ten characters), creation order.
-  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    const auto tail = [](const std::string& s) {
-      return s.size() >= 10 ? s.substr(s.size() - 10) : s;
-    };
-    return tail(a) < tail(b);
-  });
-  return names;
+  return leases_in_order(std::move(listing.children));
 }
 
 OpResult SemaphoreCore::call(const std::shared_ptr<ClientConnection>& connection,
