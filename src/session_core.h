@@ -144,10 +144,11 @@ class SessionCore final : public ConnectionListener {
   // The connection of an ended generation, waiting for the reaper. Closing a connection that
   // still works (CloseSession) deletes the session's nodes at once and hands its locks on, while
   // the server itself would have kept them until at least confirmed + T - and the holders may
-  // not have heard yet. So it is closed no earlier than
+  // not have heard yet. So one that works is closed no earlier than
   //   max(confirmed + T, the Lost callbacks delivered + m)
   // (its C client keeps the session alive meanwhile), and no later than confirmed + 2T whatever
-  // the events thread is doing. A session the server ended, or never confirmed, closes at once.
+  // the events thread is doing. One that is down, or whose session the server ended or that never
+  // confirmed anything, is closed at once.
   struct EndedConnection {
     std::shared_ptr<ClientConnection> connection;
     BootClock::time_point not_before;  // confirmed + T

@@ -262,13 +262,18 @@ std::shared_ptr<std::atomic<std::int64_t>> SessionCore::end_generation_locked(
   ended.told_ns = std::make_shared<std::atomic<std::int64_t>>(0);
   const auto confirmed = confirmation_.confirmed();
   const auto now = BootClock::now();
-  if (confirmed && !server_ended_session_) {
+  // Kept open only while it works: a connection that is down sends no CloseSession when closed,
+  // and keeping it would let its C client reconnect and revalidate the session - which would then
+  // outlive it by T.
+  const bool works = phase_ == LinkPhase::kConnected;
+  if (confirmed && !server_ended_session_ && works) {
     ended.not_before = *confirmed + settings_.session_timeout;
     ended.latest = ended.not_before + settings_.session_timeout;
     ended.margin = settings_.lost_margin;
   } else {
-    ended.not_before = ended.latest = now;  // nothing to protect: the server ended it, or it
-                                            // never held anything
+    // Nothing to protect: the server ended it, it never held anything, or it is down (then the
+    // server expires it on its own, no earlier than confirmed + T).
+    ended.not_before = ended.latest = now;
     ended.told_ns->store(1);
   }
   auto told = ended.told_ns;
@@ -311,12 +316,16 @@ void SessionCore::monitor_loop() {
       // answers, else after a backoff (a session that dies at once, e.g. refused credentials,
       // must not be re-created at network speed: each is a session create at the leader).
       if (connection_) {
-        const bool answered = generation_answered_;
+        // Healthy: it lived at least T. A generation that died sooner (refused credentials, a
+        // server that ends fresh sessions) is followed by a growing pause.
+        const bool healthy =
+            generation_answered_ &&
+            BootClock::now() - generation_started_ >= settings_.session_timeout;
         ended_told = end_generation_locked(lock);
         actions.connection.reset();
         const auto limit = std::chrono::duration_cast<BootClock::duration>(options_.session_timeout);
         generation_backoff_ =
-            answered ? BootClock::duration(0)
+            healthy ? BootClock::duration(0)
                      : std::min<BootClock::duration>(
                            limit, std::max<BootClock::duration>(kFirstGenerationBackoff,
                                                                 2 * generation_backoff_));
