@@ -208,3 +208,43 @@ TEST(LockSetTest, AsyncSetIsCancelledOrTimedOutAndReleasesWhatItTook) {
 
 }  // namespace
 }  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// Review 3, item 20: a LockSet that fails (here: one member stays taken until the deadline) must
+// have released the members it took before it reports the failure - asynchronously before its
+// handler runs, blocking before try_lock_for returns false. Checked at that moment, from another
+// session, over several rounds (the release is one round trip that used to race the handler).
+TEST(LockSetTest, AFailedSetHasReleasedItsMembersWhenItReports) {
+  auto server = shared_server();
+  const std::string root = unique_path("set-release-first");
+  Session other(options_for(server.connect));
+  Mutex blocker(other, root + "/b");
+  blocker.lock();
+  Session s(options_for(server.connect));
+  Mutex a(s, root + "/a"), b(s, root + "/b");
+  LockSet set;
+  set.add(a).add(b);
+  int async_left = 0, blocking_left = 0;
+  for (int round = 0; round < 20; ++round) {
+    std::promise<std::size_t> left;
+    set.async_lock(
+        [&](std::error_code error, HoldSet) {
+          EXPECT_EQ(error, make_error_code(Errc::timed_out));
+          left.set_value(lock_children(other, root + "/a").size());  // as the handler runs
+        },
+        AsyncLockOptions::within(100ms));
+    async_left += left.get_future().get() != 0;
+    EXPECT_FALSE(set.try_lock_for(100ms));
+    blocking_left += !lock_children(other, root + "/a").empty();
+  }
+  EXPECT_EQ(async_left, 0) << "the handler ran with a member still on the server in "
+                           << async_left << " of 20 rounds";
+  EXPECT_EQ(blocking_left, 0) << "try_lock_for returned with a member still on the server in "
+                              << blocking_left << " of 20 rounds";
+  blocker.unlock();
+}
+
+}  // namespace
+}  // namespace zklock::testing
