@@ -2,10 +2,13 @@
 #include "zklock/lock_set.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <utility>
 
+#include "hold_access.h"
+#include "mutex_core.h"
 #include "zklock/errors.h"
 
 namespace zklock {
@@ -84,6 +87,21 @@ struct LockSet::Member {
         break;
     }
   }
+  /// As release(), and returns once the node is deleted (or the connection is down): a set that
+  /// failed leaves nothing of itself on the server when it reports.
+  void release_and_wait() const noexcept {
+    switch (kind) {
+      case Kind::kMutex:
+        detail::MutexAccess::core(*mutex).release_and_wait();
+        break;
+      case Kind::kWrite:
+        detail::MutexAccess::core(*shared).release_and_wait({ContenderKind::kWrite});
+        break;
+      case Kind::kRead:
+        detail::MutexAccess::core(*shared).release_and_wait({ContenderKind::kRead});
+        break;
+    }
+  }
   LockState state() const noexcept { return mutex ? mutex->state() : shared->state(); }
   std::optional<Acquisition> acquisition() const {
     return mutex ? mutex->acquisition() : shared->acquisition();
@@ -159,12 +177,12 @@ bool LockSet::lock_until(std::optional<std::chrono::steady_clock::time_point> de
     try {
       for (; held_ < members_.size(); ++held_) {
         if (!members_[held_]->take(deadline, try_once)) {
-          unlock();
+          release_and_wait();
           return false;
         }
       }
     } catch (...) {
-      unlock();
+      release_and_wait();
       throw;
     }
     if (state() != LockState::kLost) return true;
@@ -176,6 +194,10 @@ bool LockSet::lock_until(std::optional<std::chrono::steady_clock::time_point> de
 
 void LockSet::unlock() noexcept {
   while (held_ > 0) members_[--held_]->release();
+}
+
+void LockSet::release_and_wait() noexcept {
+  while (held_ > 0) members_[--held_]->release_and_wait();
 }
 
 LockState LockSet::state() const noexcept {
@@ -263,9 +285,17 @@ struct LockSet::AsyncRun final : detail::PendingRequest, std::enable_shared_from
     if (error) {
       std::vector<Hold> taken = std::move(holds);
       lock.unlock();
-      hold.unlock();
-      HoldSet(std::move(taken)).unlock();  // the last taken first
-      finish(error, HoldSet());
+      // Release, then report: the handler runs once every member's node is gone (or the
+      // connection is down), the last taken released first.
+      auto remaining = std::make_shared<std::atomic<std::size_t>>(taken.size() + 1);
+      auto self = shared_from_this();
+      const auto one_released = [self, remaining, error] {
+        if (--*remaining == 0) self->finish(error, HoldSet());
+      };
+      detail::HoldAccess::release_then(hold, one_released);
+      for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
+        detail::HoldAccess::release_then(*it, one_released);
+      }
       return;
     }
     holds.push_back(std::move(hold));

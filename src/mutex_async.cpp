@@ -173,6 +173,28 @@ void MutexCore::release_hold(const std::shared_ptr<void>& attempt) noexcept {
   cv_.notify_all();
 }
 
+void MutexCore::release_hold_then(const std::shared_ptr<void>& attempt,
+                                  std::function<void()> released) noexcept {
+  const auto a = std::static_pointer_cast<Attempt>(attempt);
+  std::lock_guard lock(mutex_);
+  a->async->on_released = std::move(released);
+  if (!a->async->released && a->phase == Attempt::Phase::kHeld) {
+    a->async->released = true;
+    cleanup_locked(a);
+    cv_.notify_all();
+  }
+  // Nothing left to wait for: done already, or not waiting for a reconnect (the node goes with
+  // the session, or its delete is sent again once the connection is back).
+  if (a->phase == Attempt::Phase::kDone || !session_->connected() || session_->closed()) {
+    fire_released_locked(a);
+  }
+}
+
+void MutexCore::fire_released_locked(const AttemptPtr& a) {
+  if (!a->async || !a->async->on_released) return;
+  session_->post_event_or_detach(std::exchange(a->async->on_released, nullptr));
+}
+
 LockState MutexCore::hold_state(const std::shared_ptr<void>& attempt) const noexcept {
   const auto a = std::static_pointer_cast<Attempt>(attempt);
   std::lock_guard lock(mutex_);

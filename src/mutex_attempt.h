@@ -70,6 +70,7 @@ struct MutexCore::Attempt {
     LockState reported_state = LockState::kNotHeld;
     std::optional<Acquisition> acquisition;
     SessionCore::ScheduledId deadline_task;  // cancelled once settled
+    std::function<void()> on_released;       // release_hold_then()
   };
   std::unique_ptr<Async> async;  // null for a blocking lock()
 };

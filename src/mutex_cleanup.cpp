@@ -90,6 +90,7 @@ void MutexCore::finish_cleanup_locked(const AttemptPtr& a) {
   attempts_.erase(std::remove(attempts_.begin(), attempts_.end(), a), attempts_.end());
   // An asynchronous attempt that did not acquire is settled once nothing of it is left.
   if (a->async && a->result != Attempt::Result::kAcquired) settle_async_locked(a, a->error);
+  fire_released_locked(a);
   cv_.notify_all();
 }
 

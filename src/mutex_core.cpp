@@ -60,10 +60,11 @@ void MutexCore::on_session_change() {
           finish_cleanup_locked(a);  // closing deleted it, or it went with its session
           break;
         }
-        if (a->async && !a->async->settled && !session_->connected()) {
+        if (a->async && !session_->connected()) {
           // Do not keep the handler waiting for a reconnect: the node goes with the session if
           // it comes to that, and the delete is sent again when the connection is back.
-          settle_async_locked(a, a->error);
+          if (!a->async->settled) settle_async_locked(a, a->error);
+          fire_released_locked(a);
         }
         if (a->retry_pending && session_->connected()) {
           a->retry_pending = false;
@@ -289,11 +290,11 @@ void MutexCore::await_cleanup(Lock& lock, const AttemptPtr& a) {
   });
 }
 
-void MutexCore::release(std::initializer_list<ContenderKind> kinds) noexcept {
-  std::lock_guard lock(mutex_);
-  if (!held_) return;
+MutexCore::AttemptPtr MutexCore::release_locked(std::initializer_list<ContenderKind> kinds) {
+  if (!held_) return nullptr;
   if (kinds.size() != 0 && std::find(kinds.begin(), kinds.end(), held_->kind) == kinds.end()) {
-    return;  // unlock() of a SharedMutex held shared, or unlock_shared() of one held exclusively
+    return nullptr;  // unlock() of a SharedMutex held shared, or unlock_shared() of one held
+                     // exclusively
   }
   AttemptPtr a = std::move(held_);
   held_.reset();
@@ -303,6 +304,17 @@ void MutexCore::release(std::initializer_list<ContenderKind> kinds) noexcept {
   busy_ = false;
   cleanup_locked(a);  // delete, retried in the background on connection loss
   cv_.notify_all();
+  return a;
+}
+
+void MutexCore::release(std::initializer_list<ContenderKind> kinds) noexcept {
+  std::lock_guard lock(mutex_);
+  release_locked(kinds);
+}
+
+void MutexCore::release_and_wait(std::initializer_list<ContenderKind> kinds) noexcept {
+  Lock lock(mutex_);
+  if (const AttemptPtr a = release_locked(kinds)) await_cleanup(lock, a);
 }
 
 void MutexCore::cancel() noexcept {

@@ -76,6 +76,10 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   std::uint64_t cancel_epoch() const noexcept;
   /// Releases the held lock, if it is held as one of `kinds` (or as anything, with no kinds).
   void release(std::initializer_list<ContenderKind> kinds = {}) noexcept;
+  /// As release(), then waits as a lock() that gave up does: until the delete is answered, the
+  /// connection is down (the node goes with the session, or its delete is sent again on
+  /// reconnect) or a third of the session timeout has passed.
+  void release_and_wait(std::initializer_list<ContenderKind> kinds = {}) noexcept;
   /// Turns a held write lock into a read lock without letting a writer in between: a read node
   /// queued behind our write node is held at once if no other writer is between them; then the
   /// write node goes. Returns: false (still held for writing) if a writer queued in between, or
@@ -102,6 +106,10 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void cancel_request(const std::shared_ptr<void>& attempt) noexcept;
   bool request_pending(const std::shared_ptr<void>& attempt) const noexcept;
   void release_hold(const std::shared_ptr<void>& attempt) noexcept;
+  /// As release_hold(), then posts `released` to the events thread once the node is deleted or
+  /// the connection is down (at once if there was nothing to release).
+  void release_hold_then(const std::shared_ptr<void>& attempt,
+                         std::function<void()> released) noexcept;
   LockState hold_state(const std::shared_ptr<void>& attempt) const noexcept;
   bool wait_hold_lost_until(const std::shared_ptr<void>& attempt,
                             std::optional<SteadyClock::time_point> deadline) const;
@@ -164,6 +172,9 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   std::shared_ptr<ClientConnection> connection_for_locked(const AttemptPtr& a) const;
 
   void take_acquisition_locked(const AttemptPtr& a);
+  /// release()'s work; returns the attempt being cleaned up (null if nothing was released).
+  AttemptPtr release_locked(std::initializer_list<ContenderKind> kinds);
+  void fire_released_locked(const AttemptPtr& a);
   Acquisition acquisition_of_locked(const AttemptPtr& a) const;
   LockState attempt_state_locked(const AttemptPtr& a) const;
   bool wait_lost_until(const std::function<LockState()>& state,

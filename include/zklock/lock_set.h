@@ -135,6 +135,9 @@ class LockSet {
   bool lock_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                   bool try_once = false);
   void check_new_path(const std::string& path) const;
+  // unlock(), waiting for each member's node to go (a failed attempt leaves nothing when it
+  // returns).
+  void release_and_wait() noexcept;
   std::vector<std::shared_ptr<Member>> members_;  // kept in canonical order
   std::size_t held_ = 0;                          // members taken, from the front
 };

@@ -51,6 +51,7 @@ namespace zklock {
 
 namespace detail {
 class MutexCore;
+struct MutexAccess;
 
 /// The steady deadline `timeout` from now; nullopt ("no deadline") for a timeout so long (a
 /// century or more, duration::max() included) that now() + timeout would overflow.
@@ -175,6 +176,7 @@ class Mutex {
   const std::string& path() const noexcept;
 
  private:
+  friend struct detail::MutexAccess;
   bool try_lock_until_steady(std::optional<std::chrono::steady_clock::time_point> deadline);
   std::shared_ptr<detail::MutexCore> core_;
 };

@@ -163,6 +163,7 @@ class SharedMutex {
     using Seconds = std::chrono::duration<double>;
     return Seconds(deadline.time_since_epoch()) - Seconds(Clock::now().time_since_epoch());
   }
+  friend struct detail::MutexAccess;
   bool try_lock_until_steady(bool shared,
                              std::optional<std::chrono::steady_clock::time_point> deadline);
   std::shared_ptr<detail::MutexCore> core_;
