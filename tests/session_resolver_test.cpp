@@ -1,0 +1,106 @@
+// A slow name resolver must not stall the session (review 3, item 6).
+//
+// This binary interposes getaddrinfo(): while `slow_dns` is set, every lookup of a name that is
+// not a numeric address takes 2 s, as behind an unreachable DNS server (numeric addresses are
+// resolved without any server, so they stay fast). The C client resolves its host list on its
+// own schedule - with names, on every turn of its I/O loop - and zklock used to call the C client's
+// server-list update (which resolves every host) from its monitor thread, under its connection
+// lock, on every forced reconnect.
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netdb.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "test_env.h"
+#include "zklock/zklock.h"
+
+namespace {
+
+std::atomic<bool> slow_dns{false};
+std::atomic<int> slow_lookups{0};
+
+bool numeric(const char* node) {
+  unsigned char buffer[sizeof(struct in6_addr)];
+  return inet_pton(AF_INET, node, buffer) == 1 || inet_pton(AF_INET6, node, buffer) == 1;
+}
+
+}  // namespace
+
+// NOLINTNEXTLINE(readability-identifier-naming): the C library's own name, interposed
+extern "C" int getaddrinfo(const char* node, const char* service, const struct addrinfo* hints,
+                           struct addrinfo** res) {
+  using Real = int (*)(const char*, const char*, const struct addrinfo*, struct addrinfo**);
+  static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "getaddrinfo"));
+  if (slow_dns.load() && node != nullptr && !numeric(node)) {
+    ++slow_lookups;
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  return real(node, service, hints, res);
+}
+
+namespace zklock::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct SlowDns {
+  SlowDns() { slow_dns = true; }
+  ~SlowDns() { slow_dns = false; }
+};
+
+// A session connected by host name keeps working while the resolver is slow: its connection is
+// not stalled by lookups (the C client's I/O thread used to resolve "localhost" on every turn).
+TEST(SessionResolverTest, ASlowResolverDoesNotStallAHealthySession) {
+  auto server = shared_server();
+  if (using_external_server()) GTEST_SKIP() << "connects to its own server by name";
+  Session s(options_for("localhost:" + std::to_string(server.port), 6000ms));
+  Mutex m(s, unique_path("slow-dns"));
+  SlowDns slow;
+  const auto until = Clock::now() + 5s;
+  int cycles = 0;
+  while (Clock::now() < until) {
+    const auto start = Clock::now();
+    ASSERT_TRUE(m.try_lock_for(5s));
+    m.unlock();
+    const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+    EXPECT_LT(took, 1500ms) << "a lock/unlock took " << took.count() << " ms (cycle " << cycles
+                            << ", " << slow_lookups.load() << " slow lookups so far)";
+    ++cycles;
+    std::this_thread::sleep_for(100ms);  // not synchronisation: a paced workload
+  }
+  EXPECT_EQ(s.state(), SessionState::kConnected);
+  EXPECT_EQ(s.generation(), 1u);
+}
+
+// With the server frozen the session is Suspended and forces fresh connections every 150 ms; the
+// holder must still be told Lost at its deadline, not seconds later.
+TEST(SessionResolverTest, ASlowResolverDoesNotDelayLost) {
+  if (using_external_server()) GTEST_SKIP() << "freezes its own server";
+  auto server = ZkServer::start();
+  Session s(options_for("localhost:" + std::to_string(server->port()), 6000ms));
+  std::atomic<std::int64_t> told_ns{0};
+  MutexOptions mo;
+  mo.on_state_change = [&](LockState state, const Acquisition&) {
+    if (state == LockState::kLost && told_ns == 0) told_ns = Clock::now().time_since_epoch().count();
+  };
+  Mutex m(s, unique_path("slow-dns-lost"), mo);
+  m.lock();
+  SlowDns slow;
+  server->freeze();
+  // Once Suspended nothing more can be confirmed: the deadline stands.
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
+  const auto deadline = s.lost_deadline();
+  ASSERT_TRUE(wait_until([&] { return told_ns != 0; }, 30s)) << "never told Lost";
+  server->thaw();
+  const Clock::time_point told{Clock::duration(told_ns.load())};
+  const auto late = std::chrono::duration_cast<milliseconds>(told - deadline);
+  EXPECT_LE(late, 500ms) << "told Lost " << late.count() << " ms after the deadline ("
+                         << slow_lookups.load() << " slow lookups)";
+}
+
+}  // namespace
+}  // namespace zklock::testing
