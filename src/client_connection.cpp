@@ -550,6 +550,15 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
                               0, completion, ctx));
 }
 
+void ClientConnection::set_servers(const std::string& addresses) {
+  std::lock_guard lock(mutex_);
+  if (closed_ || zh_ == nullptr) return;
+  const std::string hosts = client_hosts(addresses);
+  if (hosts == hosts_) return;
+  hosts_ = hosts;
+  zoo_set_servers(zh_, hosts_.c_str());  // numeric: no resolver is asked
+}
+
 std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even_if_connected) {
   bool moved = false;
   BootClock::time_point closed_at;

@@ -109,8 +109,9 @@ class ConnectionListener {
 
 class ClientConnection {
  public:
-  /// Opens a C client handle for generation `generation`. Throws InvalidArgumentError when the C
-  /// client refuses the connect string (e.g. no resolvable host).
+  /// Opens a C client handle for generation `generation`. `connect`: numeric addresses and the
+  /// chroot, if any (host_resolver.h: the C client is never given names). Throws
+  /// InvalidArgumentError when the C client refuses the connect string.
   ClientConnection(const std::string& connect, std::chrono::milliseconds session_timeout,
                    unsigned generation, ConnectionListener& listener, CLogCallback log_callback,
                    std::shared_ptr<testing::FaultHook> fault_hook);
@@ -158,6 +159,10 @@ class ClientConnection {
   /// server. (Server-side removal is per path, kind and session, hence the count.)
   void remove_watch(const std::string& path, std::uint64_t watch_id, Completion done);
 
+  /// Gives the C client a new list of (numeric) addresses, "address:port,...": it moves to another
+  /// server only if the one it talks to is no longer listed (the C client's own rule).
+  void set_servers(const std::string& addresses);
+
   /// Makes the C client drop its connection and connect afresh at once (to the next server of the
   /// list), keeping the session, its ephemeral nodes and its watches: for a connection that stopped
   /// answering, instead of waiting for TCP's retransmission and SYN backoff. Requests in flight
@@ -189,7 +194,7 @@ class ClientConnection {
   const unsigned generation_;
   ConnectionListener& listener_;
   const std::shared_ptr<testing::FaultHook> fault_hook_;
-  const std::string hosts_;  // the connect string without its chroot (force_reconnect)
+  std::string hosts_;  // the host list the C client has (numeric; guarded by mutex_)
 
   static constexpr std::chrono::milliseconds kCloseDrainWait{500};
 

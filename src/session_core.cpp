@@ -2,6 +2,8 @@
 // thread (the Lost rule, heartbeats, forced reconnects) is in session_monitor.cpp.
 #include "session_core.h"
 
+#include "host_resolver.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -19,12 +21,21 @@ BootClock::time_point from_ns(std::int64_t ns) {
 constexpr std::int64_t kNoDeadline = INT64_MAX;
 // How often the reaper looks whether the Lost callbacks of an ended generation have run.
 constexpr std::chrono::milliseconds kReaperPoll{20};
+// Host names are looked up again this often, and when the monitor asks (it is reconnecting: the
+// servers may have moved) no sooner than kMinResolveInterval after the last lookup.
+constexpr std::chrono::seconds kResolveInterval{60};
+constexpr std::chrono::seconds kMinResolveInterval{5};
 
 }  // namespace
 
 SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook)
     : options_(std::move(options)),
       fault_hook_(std::move(fault_hook)),
+      hosts_(options_.connect.substr(0, options_.connect.find('/'))),
+      chroot_(options_.connect.find('/') == std::string::npos
+                  ? std::string()
+                  : options_.connect.substr(options_.connect.find('/'))),
+      needs_resolving_(!all_numeric(hosts_)),
       node_acl_(options_.node_acl      ? *options_.node_acl
                 : options_.credentials ? creator_all_world_read()
                                        : Acl()),
@@ -95,7 +106,51 @@ std::string SessionCore::session_password() const {
   return c ? c->session_password() : std::string();
 }
 
+void SessionCore::resolve_on_start() {
+  if (!needs_resolving_) {
+    std::lock_guard lock(addresses_mutex_);
+    addresses_ = hosts_;
+    return;
+  }
+  ResolvedHosts resolved = resolve_hosts(hosts_);
+  if (resolved.addresses.empty()) {
+    std::string names;
+    for (const auto& h : resolved.unresolved) names += (names.empty() ? "" : ", ") + h;
+    throw InvalidArgumentError("connect string \"" + options_.connect +
+                               "\": no host could be resolved (" + names + ")");
+  }
+  for (const auto& h : resolved.unresolved) {
+    log_slot_.log(LogLevel::kWarn, "\"" + h + "\" does not resolve (now); looking again later");
+  }
+  {
+    std::lock_guard lock(addresses_mutex_);
+    addresses_ = std::move(resolved.addresses);
+  }
+  std::lock_guard lock(reaper_mutex_);
+  last_resolve_ = BootClock::now();
+}
+
+void SessionCore::refresh_addresses() {
+  ResolvedHosts resolved = resolve_hosts(hosts_);  // may block on the resolver: no lock held
+  if (resolved.addresses.empty()) return;  // keep what we had: resolution fails now and then
+  {
+    std::lock_guard lock(addresses_mutex_);
+    if (resolved.addresses == addresses_) return;
+    addresses_ = resolved.addresses;
+  }
+  log_slot_.log(LogLevel::kInfo, "the servers' addresses changed: " + resolved.addresses);
+  if (auto c = connection()) c->set_servers(resolved.addresses);
+}
+
+void SessionCore::request_resolve() {
+  if (!needs_resolving_) return;
+  std::lock_guard lock(reaper_mutex_);
+  resolve_requested_ = true;
+  reaper_wake_.notify_all();
+}
+
 void SessionCore::start() {
+  resolve_on_start();
   {
     std::lock_guard lock(mutex_);
     open_generation_locked(1);
@@ -128,8 +183,13 @@ void SessionCore::open_generation_locked(unsigned generation) {
   // The server creates the session after our first connect request, which leaves after this: the
   // session's first sign of life at the leader is no earlier than now.
   generation_started_ = BootClock::now();
+  std::string addresses;
+  {
+    std::lock_guard lock(addresses_mutex_);
+    addresses = addresses_;
+  }
   connection_ =
-      std::make_shared<ClientConnection>(options_.connect, options_.session_timeout, generation,
+      std::make_shared<ClientConnection>(addresses + chroot_, options_.session_timeout, generation,
                                          *this, log_slot_.callback(), fault_hook_);
   credentials_pending_ = options_.credentials.has_value();
   credentials_refused_ = Errc::ok;
@@ -326,13 +386,9 @@ void SessionCore::flush_events(milliseconds timeout) { events_.flush(timeout); }
 void SessionCore::reaper_loop() {
   std::unique_lock lock(reaper_mutex_);
   while (true) {
-    if (to_close_.empty()) {
-      if (reaper_stopping_) break;
-      reaper_wake_.wait(lock, [&] { return reaper_stopping_ || !to_close_.empty(); });
-      continue;
-    }
-    // The ended connection due first (they end in order; their deadlines need not be).
+    if (reaper_stopping_ && to_close_.empty()) break;
     const auto now = BootClock::now();
+    // The ended connection due first (they end in order; their deadlines need not be).
     auto due_at = [&](const EndedConnection& e) {
       const std::int64_t told = e.told_ns->load();
       if (told == 0) return e.latest;  // still waiting for the callbacks (polled below)
@@ -343,21 +399,37 @@ void SessionCore::reaper_loop() {
     for (auto it = to_close_.begin(); it != to_close_.end(); ++it) {
       if (due_at(*it) < due_at(*next)) next = it;
     }
-    const auto due = due_at(*next);
-    if (!reaper_stopping_ && now < due) {
-      // Poll while callbacks are pending (the marker cannot wake us: it may outlive us), and at
-      // least once a second (the boot clock runs on while the machine sleeps).
-      auto wait = std::min<BootClock::duration>(due - now, std::chrono::seconds(1));
-      if (next->told_ns->load() == 0) wait = std::min<BootClock::duration>(wait, kReaperPoll);
-      reaper_wake_.wait_for(lock, wait);
+    if (next != to_close_.end() && (reaper_stopping_ || now >= due_at(*next))) {
+      auto connection = std::move(next->connection);
+      to_close_.erase(next);
+      lock.unlock();
+      connection->close(Errc::session_lost);
+      connection.reset();
+      lock.lock();
       continue;
     }
-    auto connection = std::move(next->connection);
-    to_close_.erase(next);
-    lock.unlock();
-    connection->close(Errc::session_lost);
-    connection.reset();
-    lock.lock();
+    // Host names: looked up again now and then, sooner when asked, never twice within
+    // kMinResolveInterval.
+    auto resolve_at = BootClock::time_point::max();
+    if (needs_resolving_ && !reaper_stopping_) {
+      resolve_at = last_resolve_ + (resolve_requested_ ? kMinResolveInterval : kResolveInterval);
+    }
+    if (now >= resolve_at) {
+      resolve_requested_ = false;
+      last_resolve_ = now;
+      lock.unlock();
+      refresh_addresses();
+      lock.lock();
+      continue;
+    }
+    // Poll while Lost callbacks are pending (their marker cannot wake us: it may outlive us), and
+    // at least once a second (the boot clock runs on while the machine sleeps).
+    auto wake = std::min(resolve_at, now + std::chrono::seconds(1));
+    if (next != to_close_.end()) {
+      wake = std::min(wake, due_at(*next));
+      if (next->told_ns->load() == 0) wake = std::min(wake, now + kReaperPoll);
+    }
+    reaper_wake_.wait_for(lock, wake - now);
   }
 }
 

@@ -180,11 +180,19 @@ class SessionCore final : public ConnectionListener {
   // A heartbeat's answer (`sync`: its sync's, else its read's) for the heartbeat `seq`.
   void heartbeat_done_locked(std::uint64_t seq, const OpResult& r, bool sync);
   void learn_route(const std::shared_ptr<ClientConnection>& connection, unsigned generation);
+  // Host names (host_resolver.h): resolved on start() (throws when none resolves), then again on
+  // the reaper thread every kResolveInterval, or sooner when the monitor asks (reconnecting).
+  void resolve_on_start();
+  void refresh_addresses();
+  void request_resolve();
   void run_deferred_and_scheduled();
   void notify_observers();
 
   const SessionOptions options_;
   const std::shared_ptr<testing::FaultHook> fault_hook_;
+  const std::string hosts_;   // the connect string's hosts (no chroot)
+  const std::string chroot_;  // "" or "/app"
+  const bool needs_resolving_;  // some host is a name
   const Acl node_acl_;
   LogSlot log_slot_;
 
@@ -258,6 +266,12 @@ class SessionCore final : public ConnectionListener {
   std::condition_variable reaper_wake_;
   std::deque<EndedConnection> to_close_;
   bool reaper_stopping_ = false;
+  BootClock::time_point last_resolve_{};
+  bool resolve_requested_ = false;
+
+  // The hosts' numeric addresses, as last resolved (a leaf lock).
+  mutable std::mutex addresses_mutex_;
+  std::string addresses_;
 
   std::thread monitor_;
   std::thread reaper_;

@@ -351,6 +351,7 @@ void SessionCore::monitor_loop() {
       if (actions.reconnect) {
         if (const auto dropped = actions.connection->force_reconnect(actions.reconnect_connected)) {
           log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
+          request_resolve();  // the servers may have moved: look their names up again (reaper)
           std::lock_guard relock(mutex_);
           if (actions.generation == generation_.load()) {
             // Every request from now on goes out on a connection opened after the drop, whose

@@ -17,8 +17,9 @@ struct DigestCredentials {
 };
 
 struct SessionOptions {
-  /// "host:port[,host:port...][/chroot]". Numeric hosts are best: the C client re-resolves names
-  /// on every reconnect attempt.
+  /// "host:port[,host:port...][/chroot]". Host names are resolved by zklock (when the Session
+  /// opens, then every minute and when it reconnects, off its own threads' critical paths); the
+  /// C client is given numeric addresses only, so a slow resolver never stalls the session.
   std::string connect = "127.0.0.1:2181";
 
   /// Requested session timeout T. The server clamps it to [2, 20] x its tickTime; the negotiated
