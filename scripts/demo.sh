@@ -30,7 +30,7 @@ cmake --build "$build" -j"$(nproc)" --target zklock-cli zklock-example-basic-loc
   zklock-example-guard-token zklock-example-fenced-counter zklock-example-znode-counter \
   zklock-example-stop-on-lost zklock-example-session-monitor zklock-example-worker-pool \
   zklock-example-shared-lock zklock-example-asio-requests >/dev/null
-bin=$(pwd)/$build/bin
+bin=$(cd "$build" && pwd)/bin  # BUILD_DIR may be relative or absolute
 
 work=$(mktemp -d)
 port=$((24000 + RANDOM % 2000))
