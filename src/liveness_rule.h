@@ -37,7 +37,7 @@ struct LivenessSettings {
 
   /// Effects: the options' values where they fit the negotiated timeout `t` (interval and margin
   ///   below t/2, suspend_after below t, reconnect_interval below t/4), the defaults derived from
-  ///   t otherwise: i = t/10, m = max(t/20, 50 ms) (at most t/4), s = t/3, r = 150 ms (at most
+  ///   t otherwise: i = t/20, m = max(t/20, 50 ms) (at most t/4), s = t/3, r = 150 ms (at most
   ///   t/8).
   ///   `*fitted_down` (if given) is set when an option given by the application did not fit.
   static LivenessSettings fitted(const SessionOptions& options, std::chrono::milliseconds t,
