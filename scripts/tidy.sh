@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# clang-tidy over the library (src/*.cpp and, through them, the headers in src/ and
+# clang-tidy over the library (src/*/*.cpp and, through them, the headers in src/ and
 # include/zklock/) with .clang-tidy's checks, every finding an error. Needs clang-tidy (Debian's
 # clang-tidy package; scripts/deps.sh installs it for CI).
-#   scripts/tidy.sh [FILE...]       default: every src/*.cpp
+#   scripts/tidy.sh [FILE...]       default: every src/*/*.cpp
 # The compile database comes from a configure-only build of the library in build-tidy (seconds:
 # nothing is compiled), so the flags are exactly the library's.
 set -euo pipefail
@@ -12,7 +12,7 @@ cmake -S . -B "$build" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DZKLOCK_BUILD_TESTS=O
   -DZKLOCK_BUILD_EXAMPLES=OFF -DZKLOCK_BUILD_TOOLS=OFF -DZKLOCK_INSTALL=OFF >/dev/null
 
 files=("$@")
-[ ${#files[@]} -gt 0 ] || files=(src/*.cpp)
+[ ${#files[@]} -gt 0 ] || files=(src/*/*.cpp)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # One file per process, as many at once as there are cores.

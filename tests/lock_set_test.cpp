@@ -239,8 +239,8 @@ TEST(LockSetTest, AFailedSetHasReleasedItsMembersWhenItReports) {
     EXPECT_FALSE(set.try_lock_for(100ms));
     blocking_left += !lock_children(other, root + "/a").empty();
   }
-  EXPECT_EQ(async_left, 0) << "the handler ran with a member still on the server in "
-                           << async_left << " of 20 rounds";
+  EXPECT_EQ(async_left, 0) << "the handler ran with a member still on the server in " << async_left
+                           << " of 20 rounds";
   EXPECT_EQ(blocking_left, 0) << "try_lock_for returned with a member still on the server in "
                               << blocking_left << " of 20 rounds";
   blocker.unlock();

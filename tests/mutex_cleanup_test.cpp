@@ -337,13 +337,13 @@ TEST(MutexCleanupTest, AMutexDestroyedDuringABlipStillDeletesItsNode) {
   const std::string path = unique_path("destroyed-in-blip");
   std::atomic<bool> blip{false}, failed{false};
   // The delete sent during the blip fails with the connection (as the forced reconnects make it).
-  auto scripted = scripted_session(
-      options_for(server->connect_string(), 6000ms),
-      [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
-        if (op == Operation::kDelete && blip && !failed.exchange(true))
-          return FaultDecision::fail_before_send(Errc::connection_loss);
-        return std::nullopt;
-      });
+  auto scripted =
+      scripted_session(options_for(server->connect_string(), 6000ms),
+                       [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
+                         if (op == Operation::kDelete && blip && !failed.exchange(true))
+                           return FaultDecision::fail_before_send(Errc::connection_loss);
+                         return std::nullopt;
+                       });
   Session& s = *scripted.session;
   auto m = std::make_unique<Mutex>(s, path);
   m->lock();
@@ -371,7 +371,8 @@ TEST(MutexCleanupTest, AThrottledCreateIsRetried) {
   make_lock_path(server.connect, path);
   std::atomic<int> throttled{0};
   auto scripted = scripted_session(
-      options_for(server.connect), [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+      options_for(server.connect),
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
         if (op == Operation::kCreate && p.find("-lock-") != p.npos && throttled < 2) {
           ++throttled;
           return FaultDecision::fail_before_send(Errc::throttled);

@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "mutex_waiter.h"
+#include "scripted_hook.h"
 #include "support/fault_proxy.h"
 #include "support/four_letter_words.h"
 #include "support/zk_ensemble.h"
-#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"

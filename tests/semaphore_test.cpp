@@ -22,11 +22,11 @@
 #include <thread>
 #include <vector>
 
+#include "scripted_hook.h"
 #include "support/fault_proxy.h"
 #include "support/four_letter_words.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
-#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"

@@ -93,8 +93,8 @@ TEST(SessionHandoverTest, ABusyEventsThreadDoesNotLetTheWaiterInBeforeTheHolderI
   ASSERT_TRUE(h.taken) << "the waiter never acquired";
   EXPECT_GE(h.told_to_taken, kMargin)
       << "the waiter acquired " << h.told_to_taken.count()
-      << " ms after the holder was told Lost (negative: before); the margin is "
-      << kMargin.count() << " ms";
+      << " ms after the holder was told Lost (negative: before); the margin is " << kMargin.count()
+      << " ms";
 }
 
 }  // namespace

@@ -85,7 +85,8 @@ TEST(SessionResolverTest, ASlowResolverDoesNotDelayLost) {
   std::atomic<std::int64_t> told_ns{0};
   MutexOptions mo;
   mo.on_state_change = [&](LockState state, const Acquisition&) {
-    if (state == LockState::kLost && told_ns == 0) told_ns = Clock::now().time_since_epoch().count();
+    if (state == LockState::kLost && told_ns == 0)
+      told_ns = Clock::now().time_since_epoch().count();
   };
   Mutex m(s, unique_path("slow-dns-lost"), mo);
   m.lock();

@@ -49,8 +49,8 @@ TEST(SessionSlowConnectTest, ASlowFirstConnectionIsKeptNotDeclaredLost) {
   LinkedNamespace client_ns;
   client_ns.reach({server_ns.address() + "/32", dead_ns.address() + "/32"});
   const std::string dead = dead_ns.address();
-  SessionOptions o = options_for(dead + ":2181," + dead + ":2182," + server->connect_string(),
-                                 kTimeout);
+  SessionOptions o =
+      options_for(dead + ":2181," + dead + ":2182," + server->connect_string(), kTimeout);
   o.connect_timeout = 20s;
   o.log_level = LogLevel::kError;
   o.log_sink = [](LogLevel, std::string_view) {};

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "session_core.h"
+#include "session/session_core.h"
 #include "support/zk_ensemble.h"
 #include "test_env.h"
 #include "zklock/errors.h"

@@ -1,14 +1,14 @@
-// Fuzz target: the validators of znode paths, lock paths and connect strings (src/paths.h), which
-// see whatever an application passes in. Each is checked against a plain reference written from
-// the rules in paths.h (differential fuzzing): they must agree on every input, reject only with
-// InvalidArgumentError, and never crash.
+// Fuzz target: the validators of znode paths, lock paths and connect strings (src/base/paths.h),
+// which see whatever an application passes in. Each is checked against a plain reference written
+// from the rules in paths.h (differential fuzzing): they must agree on every input, reject only
+// with InvalidArgumentError, and never crash.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "base/paths.h"
 #include "fuzz_check.h"
-#include "paths.h"
 #include "zklock/errors.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // ClientLogFilter without a server: which of the C client's lines a Session shows, at which level,
 // and how alike lines are held back.
-#include "client_log_filter.h"
+#include "client/client_log_filter.h"
 
 #include <gtest/gtest.h>
 

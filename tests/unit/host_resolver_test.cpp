@@ -1,5 +1,5 @@
 // Resolving the connect string's hosts into the numeric addresses the C client is given.
-#include "host_resolver.h"
+#include "client/host_resolver.h"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +18,7 @@ TEST(HostResolverTest, NumericHostsAreKeptAsTheyAre) {
 TEST(HostResolverTest, NamesBecomeAddressesAndDuplicatesGo) {
   const ResolvedHosts r = resolve_hosts("localhost:2181,127.0.0.1:2181");
   // localhost is 127.0.0.1 (and ::1 where the machine has IPv6): listed once each.
-  EXPECT_EQ(r.addresses.find("127.0.0.1:2181"), r.addresses.rfind("127.0.0.1:2181"))
-      << r.addresses;
+  EXPECT_EQ(r.addresses.find("127.0.0.1:2181"), r.addresses.rfind("127.0.0.1:2181")) << r.addresses;
   EXPECT_NE(r.addresses.find("127.0.0.1:2181"), std::string::npos) << r.addresses;
   EXPECT_TRUE(r.unresolved.empty());
 }

@@ -1,6 +1,6 @@
 // LeaderConfirmation without a server: which answered requests prove that the ZooKeeper leader has
 // counted our session alive, and from when.
-#include "leader_confirmation.h"
+#include "session/leader_confirmation.h"
 
 #include <gtest/gtest.h>
 

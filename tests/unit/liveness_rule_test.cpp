@@ -1,7 +1,7 @@
 // LivenessRule without a server: the Lost / Suspended decisions, the heartbeat and reconnect
 // schedule, the settings fitted to the negotiated timeout, and the blip arithmetic of
 // docs/sessions.md, on an injected clock.
-#include "liveness_rule.h"
+#include "session/liveness_rule.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Lock node names and uuids without a server: the protected name, finding our own nodes after a
 // lost create reply, and uuids that do not repeat.
-#include "lock_node_name.h"
+#include "lock/lock_node_name.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "random_uuid.h"
+#include "base/random_uuid.h"
 
 namespace zklock::detail {
 namespace {

@@ -1,7 +1,7 @@
 // tests/unit/paths_test.cpp: validation of znode paths, lock paths and connect strings
-// (src/paths.h, white-box), without a server: what is accepted, and that everything else is an
+// (src/base/paths.h, white-box), without a server: what is accepted, and that everything else is an
 // InvalidArgumentError - "nothing was sent" - whose message names the input and the problem.
-#include "paths.h"
+#include "base/paths.h"
 
 #include <gtest/gtest.h>
 

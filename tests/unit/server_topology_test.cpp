@@ -1,5 +1,5 @@
 // What /zookeeper/config says about the servers, and the confirmation lag that follows from it.
-#include "server_topology.h"
+#include "session/server_topology.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,213 @@
+// ClientConnection, its life: opening the C client handle, what it says of the connection and the
+// session, moving and reconnecting, answers and watches coming back, and closing. The requests
+// are in client_requests.cpp, the C client's glue in c_client.cpp.
+#include "client/client_connection.h"
+
+#include <cstring>
+#include <system_error>
+#include <utility>
+
+#include "client/c_client.h"
+
+namespace zklock::detail {
+
+using namespace c_client;  // NOLINT(google-build-using-namespace): this seam's own glue
+using testing::FaultDecision;
+using testing::Operation;
+
+ClientConnection::ClientConnection(const std::string& connect,
+                                   std::chrono::milliseconds session_timeout, unsigned generation,
+                                   ConnectionListener& listener, CLogCallback log_callback,
+                                   std::shared_ptr<testing::FaultHook> fault_hook)
+    : generation_(generation),
+      listener_(listener),
+      fault_hook_(std::move(fault_hook)),
+      hosts_(client_hosts(connect)) {
+  errno = 0;
+  const std::string client_connect = hosts_ + chroot_of(connect);
+  zh_ =
+      zookeeper_init2(client_connect.c_str(), &on_global, static_cast<int>(session_timeout.count()),
+                      nullptr, this, ZOO_NO_LOG_CLIENTENV, log_callback);
+  if (zh_ == nullptr) {
+    throw InvalidArgumentError("connect string \"" + connect +
+                               "\": the ZooKeeper client refused it (" +
+                               std::generic_category().message(errno) + ")");
+  }
+}
+
+ClientConnection::~ClientConnection() { close(Errc::closed); }
+
+std::int64_t ClientConnection::session_id() const noexcept {
+  std::lock_guard lock(mutex_);
+  if (closed_ || zh_ == nullptr) return 0;
+  const clientid_t* id = zoo_client_id(zh_);
+  return id ? id->client_id : 0;
+}
+
+std::string ClientConnection::session_password() const {
+  std::lock_guard lock(mutex_);
+  if (closed_ || zh_ == nullptr) return {};
+  const clientid_t* id = zoo_client_id(zh_);
+  return id ? std::string(id->passwd, sizeof id->passwd) : std::string();
+}
+
+std::chrono::milliseconds ClientConnection::negotiated_timeout() const noexcept {
+  std::lock_guard lock(mutex_);
+  return std::chrono::milliseconds(!closed_ && zh_ ? zoo_recv_timeout(zh_) : 0);
+}
+
+ConnectionPhase ClientConnection::phase() const noexcept {
+  std::lock_guard lock(mutex_);
+  if (closed_ || zh_ == nullptr) return ConnectionPhase::kEnded;
+  const int s = zoo_state(zh_);
+  if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) return ConnectionPhase::kConnected;
+  if (s == ZOO_ASSOCIATING_STATE) return ConnectionPhase::kAssociating;
+  if (s == ZOO_EXPIRED_SESSION_STATE || s == ZOO_AUTH_FAILED_STATE) return ConnectionPhase::kEnded;
+  return ConnectionPhase::kConnecting;
+}
+
+void ClientConnection::set_servers(const std::string& addresses) {
+  std::lock_guard lock(mutex_);
+  if (closed_ || zh_ == nullptr) return;
+  const std::string hosts = client_hosts(addresses);
+  if (hosts == hosts_) return;
+  hosts_ = hosts;
+  zoo_set_servers(zh_, hosts_.c_str());  // numeric: no resolver is asked
+}
+
+std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even_if_connected) {
+  bool moved = false;
+  BootClock::time_point closed_at;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || zh_ == nullptr) return std::nullopt;
+    const int state = zoo_state(zh_);
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return std::nullopt;
+    if (state == 0) return std::nullopt;  // between attempts: the next one opens a socket anyway
+    const bool up = state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE;
+    if (up && !even_if_connected) return std::nullopt;  // it got through meanwhile
+    // The C client has no "reconnect now". Its server-list update closes the connection when it
+    // decides to move this client: with our list written twice, it does so with probability 1/2
+    // (the load-balancing rule for a grown list); written once again, it stays where it is. The
+    // session, its ephemerals and its watches are untouched: the next connection resumes them.
+    // (The C client keeps the requests it had sent on the old connection waiting; the first answer
+    // on the new one then mismatches their order and it drops that connection and fails them
+    // once more - a second, ordinary reconnect. SessionCore waits for an answer before it counts
+    // the new connection.)
+    const std::string twice = hosts_ + "," + hosts_;
+    for (int attempt = 0; attempt < 48 && !moved; ++attempt) {
+      zoo_set_servers(zh_, twice.c_str());
+      moved = zoo_state(zh_) == ZOO_NOTCONNECTED_STATE;
+      zoo_set_servers(zh_, hosts_.c_str());
+    }
+    closed_at = BootClock::now();
+  }
+  if (!moved) return std::nullopt;
+  // The C client's I/O thread may sleep in poll() on the closed socket for up to a third of the
+  // session timeout; a queued request wakes it, and it connects at once. (Its answer, on the new
+  // connection, is a heartbeat like any other.)
+  exists("/", [](OpResult&&) {});
+  return closed_at;
+}
+
+void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
+  Completion done;
+  Answer answer;
+  bool answered;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = pending_.find(ctx->id);
+    if (it == pending_.end()) return;
+    if (dropped_by_client(result)) {
+      // The C client dropped the connection (it found the server's answers out of the order it
+      // expected) and failed what it had sent with ZRUNTIMEINCONSISTENCY: the outcome is unknown,
+      // exactly as after a connection loss.
+      result = OpResult{Errc::connection_loss, {}, {}, {}, {}};
+    }
+    answered = detail::answered(result.rc) && !ctx->lose_reply;
+    if (ctx->lose_reply) result = OpResult{ctx->lose_code, {}, {}, {}, {}};
+    // A read that set no watch (the node is missing, or the answer never came) leaves no watch
+    // on the server: forget ours, or a later removal would think another watch still needs it.
+    if (ctx->watch_id != 0 && result.rc != Errc::ok) forget_watch_locked(ctx->watch_id);
+    answer =
+        Answer{generation_, epoch_.load(), ctx->sent, BootClock::now(), ctx->via_leader, result.rc};
+    const bool already = ctx->delivered;
+    if (!already) done = std::move(ctx->done);
+    pending_.erase(it);  // frees ctx
+    if (pending_.empty()) drained_.notify_all();
+    if (already) return;
+  }
+  if (answered) listener_.on_answered(answer);
+  done(std::move(result));
+}
+
+void ClientConnection::fire_watch(std::uint64_t id, int c_event_type) {
+  WatchFn fn;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = watches_.find(id);
+    if (it == watches_.end()) return;
+    fn = std::move(it->second.fn);
+    forget_watch_locked(id);
+  }
+  fn(watch_type(c_event_type));
+}
+
+void ClientConnection::session_event(int c_state) {
+  ConnectionEvent event = ConnectionEvent::kDisconnected;
+  if (c_state == ZOO_CONNECTED_STATE || c_state == ZOO_READONLY_STATE) {
+    ++epoch_;  // before anyone hears of it: answers from here on belong to the new connection
+    event = ConnectionEvent::kConnected;
+  } else if (c_state == ZOO_EXPIRED_SESSION_STATE) {
+    event = ConnectionEvent::kExpired;
+  } else if (c_state == ZOO_AUTH_FAILED_STATE) {
+    event = ConnectionEvent::kAuthFailed;
+  }
+  listener_.on_connection_event(generation_, event);
+}
+
+void ClientConnection::fail_pending(Errc code) {
+  std::vector<Completion> to_fail;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, ctx] : pending_) {
+      if (ctx->delivered) continue;
+      ctx->delivered = true;
+      to_fail.push_back(std::move(ctx->done));
+    }
+    watches_.clear();
+    watches_per_path_.clear();
+  }
+  for (auto& done : to_fail) {
+    OpResult r;
+    r.rc = code;
+    done(std::move(r));
+  }
+}
+
+void ClientConnection::close(Errc code) {
+  zhandle_t* zh;
+  {
+    std::unique_lock lock(mutex_);
+    if (closed_) return;
+    closed_ = true;  // no new requests from here on
+    zh = zh_;
+    // zookeeper_close may drop the completions of requests still in flight without calling them -
+    // and without freeing them. Over a live connection their answers are a round trip away: let
+    // them come (briefly; a connection that does not answer is not waited for).
+    if (zh && (zoo_state(zh) == ZOO_CONNECTED_STATE || zoo_state(zh) == ZOO_READONLY_STATE)) {
+      drained_.wait_for(lock, kCloseDrainWait, [&] { return pending_.empty(); });
+    }
+  }
+  // Outside our lock: completions running on the C client's thread during close take it.
+  if (zh) zookeeper_close(zh);
+  {
+    std::lock_guard lock(mutex_);
+    zh_ = nullptr;
+  }
+  fail_pending(code);
+  std::lock_guard lock(mutex_);
+  pending_.clear();
+}
+
+}  // namespace zklock::detail

@@ -1,0 +1,58 @@
+#include "lock/lock_node_name.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "zklock/contender.h"
+
+namespace zklock::detail {
+
+std::string lock_node_prefix(const std::string& uuid, ContenderKind kind) {
+  switch (kind) {
+    case ContenderKind::kRead:
+      return "_c_" + uuid + "-__READ__";
+    case ContenderKind::kWrite:
+      return "_c_" + uuid + "-__WRIT__";
+    case ContenderKind::kExclusive:
+      break;
+  }
+  return "_c_" + uuid + "-lock-";
+}
+
+std::string node_name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+std::vector<std::string> own_nodes(const std::vector<std::string>& children,
+                                   const std::string& uuid, ContenderKind kind) {
+  const std::string prefix = lock_node_prefix(uuid, kind);
+  std::vector<std::string> ours;
+  for (const auto& child : children) {
+    if (child.size() > prefix.size() && child.compare(0, prefix.size(), prefix) == 0 &&
+        parse_contender_name(child)) {
+      ours.push_back(child);
+    }
+  }
+  std::sort(ours.begin(), ours.end(), [](const std::string& a, const std::string& b) {
+    return parse_contender_name(a)->sequence < parse_contender_name(b)->sequence;
+  });
+  return ours;
+}
+
+std::int32_t lease_sequence(std::string_view name) noexcept {
+  const auto at = name.rfind(kLeaseMarker);
+  if (at == std::string_view::npos) return 0;
+  std::int32_t seq = 0;
+  const char* begin = name.data() + at + kLeaseMarker.size();
+  std::from_chars(begin, name.data() + name.size(), seq);
+  return seq;
+}
+
+std::vector<std::string> leases_in_order(std::vector<std::string> names) {
+  // By the sequence ZooKeeper appended, as a signed number (printf's "%010d" of the parent's
+  // cversion, which may be negative): creation order.
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return lease_sequence(a) < lease_sequence(b);
+  });
+  return names;
+}
+
+}  // namespace zklock::detail

@@ -1,0 +1,78 @@
+// MutexCore::Attempt: one contender's way through the recipe, from create to delete (internal).
+// Every field is guarded by MutexCore::mutex_.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lock/mutex_core.h"
+
+namespace zklock::detail {
+
+struct MutexCore::Attempt {
+  enum class Phase {
+    kCreating,
+    kRecovering,
+    kListing,
+    kWatching,
+    kAwaitGeneration,
+    kHeld,
+    kCleaning,
+    kDone,
+  };
+  enum class Result { kPending, kAcquired, kFailed, kNotAcquired };
+
+  // Ordered by size (no padding to speak of): one of these lives per contender.
+  std::string uuid;
+  std::string node_path;  // empty until our create is known to have happened
+  std::string node_name;
+  // A downgrade's read attempt: our own write node, which it does not wait behind.
+  std::string exempt_writer;
+  std::string pred_path;
+  std::string pred_watch_path;  // where pred_watch is: the predecessor, or the lock path itself
+  std::function<void()> retry;
+  std::int64_t czxid = 0;
+  std::int64_t session_id = 0;  // the node's ephemeralOwner
+  std::uint64_t pred_watch = 0;
+  std::uint64_t self_watch = 0;        // our data watch on our own node (0: none)
+  std::uint64_t self_watch_epoch = 0;  // connection epoch it was set on (0: not set)
+  std::uint64_t probe = 0;             // SessionCore heartbeat probe on our node while held
+  std::size_t reported_ahead = static_cast<std::size_t>(-1);
+  Phase phase = Phase::kCreating;
+  Result result = Result::kPending;
+  Errc error = Errc::ok;
+  ContenderKind kind = ContenderKind::kExclusive;  // what the node queues for
+  unsigned generation = 0;
+  unsigned step = 0;        // bumped by every new step: answers to older steps are ignored
+  unsigned create_seq = 0;  // the step of the create in flight
+  std::int32_t sequence = 0;
+  int requeues = 0;
+  int retry_attempts = 0;  // retries after a pause (throttled), for the backoff
+  bool try_once = false;
+  bool create_in_flight = false;
+  bool pred_was_first = false;
+  bool pred_gone = false;  // in this step, the predecessor read said NoNode
+  bool awaiting_self_read = false;
+  bool self_deleted = false;
+  bool retry_pending = false;
+
+  // An asynchronous acquisition (Mutex::async_lock): no thread waits for it. Its outcome is
+  // settled once, through `handler`; once acquired, a Hold owns it.
+  struct Async {
+    LockHandler handler;
+    Executor executor;
+    bool settled = false;   // the outcome is decided: the handler is on its way, or ran
+    bool released = false;  // its Hold released it, or the Mutex was destroyed
+    LockState reported_state = LockState::kNotHeld;
+    std::optional<Acquisition> acquisition;
+    SessionCore::ScheduledId deadline_task;  // cancelled once settled
+    std::function<void()> on_released;       // release_hold_then()
+  };
+  std::unique_ptr<Async> async;  // null for a blocking lock()
+};
+
+}  // namespace zklock::detail

@@ -1,0 +1,90 @@
+#include "zklock/semaphore.h"
+
+#include "base/paths.h"
+#include "semaphore/semaphore_core.h"
+#include "zklock/errors.h"
+
+namespace zklock {
+
+// As in Mutex: every member works on a copy of core_ taken on entry, so a thread still inside an
+// acquire call when another destroys the Semaphore touches nothing of it on the way out.
+
+Semaphore::Semaphore(Session& session, std::string path, int max_leases, SemaphoreOptions options) {
+  detail::validate_lock_path(path);
+  if (max_leases < 1) {
+    throw InvalidArgumentError("zklock::Semaphore(\"" + path +
+                               "\"): max_leases must be at least 1, not " +
+                               std::to_string(max_leases));
+  }
+  core_ = std::make_shared<detail::SemaphoreCore>(detail::SessionAccess::core(session),
+                                                  std::move(path), max_leases, std::move(options));
+  core_->attach();
+}
+
+Semaphore::~Semaphore() { core_->shutdown(); }
+
+Lease Semaphore::acquire() {
+  const std::shared_ptr<detail::SemaphoreCore> core = core_;
+  auto lease = core->acquire(std::nullopt, false, true);
+  if (!lease) throw Error(Errc::operation_timeout, core->context() + "::acquire: not acquired");
+  return Lease(std::move(lease));
+}
+
+std::optional<Lease> Semaphore::try_acquire() {
+  const std::shared_ptr<detail::SemaphoreCore> core = core_;
+  auto lease = core->acquire(std::chrono::steady_clock::now(), true, false);
+  if (!lease) return std::nullopt;
+  return Lease(std::move(lease));
+}
+
+std::optional<Lease> Semaphore::try_acquire_until_steady(
+    std::optional<std::chrono::steady_clock::time_point> deadline) {
+  const std::shared_ptr<detail::SemaphoreCore> core = core_;
+  auto lease = core->acquire(deadline, false, false);
+  if (!lease) return std::nullopt;
+  return Lease(std::move(lease));
+}
+
+void Semaphore::cancel() noexcept { core_->cancel(); }
+std::vector<std::string> Semaphore::leases() const { return core_->leases(); }
+int Semaphore::max_leases() const noexcept { return core_->max_leases(); }
+const std::string& Semaphore::path() const noexcept { return core_->path(); }
+
+// ---------------------------------------------------------------------------------------------
+// Lease
+
+Lease::~Lease() { release(); }
+
+Lease& Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    release();
+    core_ = std::move(other.core_);
+  }
+  return *this;
+}
+
+void Lease::release() noexcept {
+  if (!core_) return;
+  core_->release();
+  core_.reset();
+}
+
+LockState Lease::state() const noexcept { return core_ ? core_->state() : LockState::kNotHeld; }
+
+bool Lease::owns_lease() const noexcept {
+  const LockState s = state();
+  return s == LockState::kHeld || s == LockState::kSuspended;
+}
+
+Acquisition Lease::acquisition() const {
+  if (!core_) throw Error(Errc::not_held, "zklock::Lease::acquisition: no lease held");
+  return core_->acquisition();
+}
+
+bool Lease::wait_lost_for(std::chrono::milliseconds timeout) const {
+  if (!core_) return true;
+  const std::shared_ptr<detail::LeaseCore> core = core_;
+  return core->wait_lost_until(detail::deadline_after(timeout));
+}
+
+}  // namespace zklock

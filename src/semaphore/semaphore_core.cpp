@@ -1,0 +1,215 @@
+// SemaphoreCore, the application-facing half: acquire's loop over rounds (internal lock, lease
+// phase), cancellation, shutdown, listing the leases. The lease phase is in
+// semaphore_lease_phase.cpp, the stored lease count in semaphore_count.cpp.
+#include "semaphore/semaphore_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "lock/holder_identity.h"
+#include "lock/lock_node_name.h"
+
+namespace zklock::detail {
+namespace {
+
+MutexOptions internal_lock_options(const SemaphoreOptions& options) {
+  MutexOptions o;
+  o.description = options.description;
+  o.container_parents = options.container_parents;
+  return o;
+}
+
+}  // namespace
+
+SemaphoreCore::SemaphoreCore(std::shared_ptr<SessionCore> session, std::string path, int max_leases,
+                             SemaphoreOptions options)
+    : session_(std::move(session)),
+      path_(std::move(path)),
+      leases_path_(path_ + "/leases"),
+      max_leases_(max_leases),
+      options_(std::move(options)),
+      node_data_(holder_identity(options_.description)),
+      lock_(std::make_shared<MutexCore>(session_, path_ + "/locks",
+                                        internal_lock_options(options_))) {}
+
+SemaphoreCore::~SemaphoreCore() = default;
+
+std::string SemaphoreCore::context() const { return "zklock::Semaphore(\"" + path_ + "\")"; }
+
+void SemaphoreCore::attach() {
+  lock_->attach();
+  session_->add_observer(shared_from_this());
+}
+
+void SemaphoreCore::on_session_change() {
+  std::lock_guard lock(mutex_);
+  cv_.notify_all();
+}
+
+void SemaphoreCore::shutdown() noexcept {
+  {
+    Lock lock(mutex_);
+    shut_down_ = true;
+  }
+  // Wakes every waiter: those waiting for the internal lock leave it, those in the lease phase
+  // remove their nodes and watches; all of them throw CancelledError (or return nullopt).
+  cancel();
+  {
+    Lock lock(mutex_);
+    cv_.wait(lock, [&] { return callers_ == 0; });
+  }
+  lock_->shutdown();
+  session_->remove_observer(this);
+}
+
+void SemaphoreCore::cancel() noexcept {
+  // Both epochs move under mutex_ (lock order: this mutex_, then the internal lock's): a thread
+  // that read them before is cancelled at once, one that reads them after is not cancelled at all.
+  std::lock_guard lock(mutex_);
+  ++cancel_epoch_;
+  cv_.notify_all();
+  lock_->cancel();
+}
+
+bool SemaphoreCore::take_internal_lock(std::optional<SteadyClock::time_point> deadline,
+                                       bool try_once, std::uint64_t epoch) {
+  std::uint64_t lock_epoch = 0;
+  {
+    // The internal lock's cancel epoch, read with ours: a cancel() after this check reaches the
+    // internal lock's acquire() however late this thread gets there.
+    std::lock_guard lock(mutex_);
+    if (cancelled_since(epoch)) return false;
+    lock_epoch = lock_->cancel_epoch();
+  }
+  bool got = false;
+  try {
+    got = lock_->acquire(ContenderKind::kExclusive, try_once ? SteadyClock::now() : deadline,
+                         try_once, false, lock_epoch);
+  } catch (const ClosedError&) {
+    if (session_->closed()) throw;
+    return false;  // the internal lock was shut down: ~Semaphore
+  }
+  if (!got) return false;
+  bool cancelled = false;
+  {
+    std::lock_guard lock(mutex_);
+    cancelled = cancelled_since(epoch);
+  }
+  if (!cancelled) return true;
+  lock_->release();
+  return false;
+}
+
+std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::time_point> deadline,
+                                                  bool try_once, bool throw_on_cancel) {
+  const std::string context = this->context() + "::acquire";
+  std::uint64_t epoch = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (session_->closed()) throw ClosedError(Errc::closed, context);
+    if (shut_down_) throw CancelledError(context + ": the Semaphore was destroyed");
+    ++callers_;
+    epoch = cancel_epoch_;
+  }
+  struct Leave {
+    SemaphoreCore* core;
+    ~Leave() {
+      std::lock_guard lock(core->mutex_);
+      --core->callers_;
+      core->cv_.notify_all();
+    }
+  } leave{this};
+  const auto give_up = [&]() -> std::shared_ptr<LeaseCore> {
+    std::lock_guard lock(mutex_);
+    if (session_->closed()) throw ClosedError(Errc::closed, context);
+    if (shut_down_) throw CancelledError(context + ": the Semaphore was destroyed while waiting");
+    if (cancelled_since(epoch) && throw_on_cancel) throw CancelledError(context + ": cancelled");
+    return nullptr;
+  };
+  if (deadline && *deadline <= SteadyClock::now()) try_once = true;
+
+  if (!check_count(try_once ? std::optional(SteadyClock::now() + session_->negotiated_timeout())
+                            : deadline)) {
+    return nullptr;
+  }
+  while (true) {
+    if (!take_internal_lock(deadline, try_once, epoch)) return give_up();
+    Round round;
+    Outcome outcome = Outcome::kRequeue;
+    try {
+      outcome = lease_phase(round, deadline, try_once, epoch);
+    } catch (...) {
+      lock_->release();
+      throw;
+    }
+    lock_->release();  // the next contender may take a lease now
+    switch (outcome) {
+      case Outcome::kAcquired:
+        return round.lease;
+      case Outcome::kNotAcquired:
+      case Outcome::kTimedOut:
+        return nullptr;
+      case Outcome::kCancelled:
+        return give_up();
+      case Outcome::kRequeue:
+        if (session_->closed()) throw ClosedError(Errc::closed, context);
+        if (try_once || (deadline && SteadyClock::now() >= *deadline)) return nullptr;
+        break;
+    }
+  }
+}
+
+std::vector<std::string> SemaphoreCore::leases() const {
+  const std::string context = this->context() + "::leases";
+  auto listing = session_->call(
+      [&](ClientConnection& c, Completion done) { c.get_children(leases_path_, std::move(done)); },
+      session_->negotiated_timeout());
+  if (listing.rc == Errc::no_node) return {};
+  if (listing.rc != Errc::ok) throw_error(listing.rc, context);
+  return leases_in_order(std::move(listing.children));
+}
+
+OpResult SemaphoreCore::call(const std::shared_ptr<ClientConnection>& connection,
+                             const std::function<void(ClientConnection&, Completion)>& op) const {
+  struct Waiter {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;
+    OpResult result;
+  };
+  auto waiter = std::make_shared<Waiter>();
+  op(*connection, [waiter](OpResult&& r) {
+    std::lock_guard lock(waiter->mutex);
+    waiter->result = std::move(r);
+    waiter->done = true;
+    waiter->cv.notify_all();
+  });
+  std::unique_lock lock(waiter->mutex);
+  if (!waiter->cv.wait_for(lock, session_->negotiated_timeout(), [&] { return waiter->done; })) {
+    return OpResult{Errc::operation_timeout, {}, {}, {}, {}};
+  }
+  return std::move(waiter->result);
+}
+
+std::shared_ptr<ClientConnection> SemaphoreCore::await_connection(
+    std::optional<unsigned> generation, std::optional<SteadyClock::time_point> deadline,
+    std::optional<std::uint64_t> epoch) const {
+  while (true) {
+    const std::uint64_t seen = session_->changes();
+    if (session_->closed()) return nullptr;
+    if (epoch) {
+      std::lock_guard lock(mutex_);
+      if (cancelled_since(*epoch)) return nullptr;
+    }
+    auto c = session_->connection();
+    if (generation && session_->state_of(*generation) == SessionState::kLost) return nullptr;
+    if (c && session_->connected() && (!generation || c->generation() == *generation)) return c;
+    const auto now = SteadyClock::now();
+    if (deadline && now >= *deadline) return nullptr;
+    auto wake = now + std::chrono::milliseconds(100);
+    if (deadline) wake = std::min(wake, *deadline);
+    session_->wait_change(seen, wake);
+  }
+}
+
+}  // namespace zklock::detail

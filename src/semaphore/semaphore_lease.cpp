@@ -1,0 +1,138 @@
+// LeaseCore: one held lease - its state, its release, waiting for its loss (internal).
+#include <algorithm>
+#include <utility>
+
+#include "semaphore/semaphore_core.h"
+
+namespace zklock::detail {
+namespace {
+
+constexpr std::chrono::milliseconds kFirstRetryDelay{50};
+constexpr std::chrono::milliseconds kMaxRetryDelay{2000};
+
+std::chrono::milliseconds backoff(int attempt) {
+  return std::min(kFirstRetryDelay * (1 << std::min(attempt, 6)), kMaxRetryDelay);
+}
+
+}  // namespace
+
+LeaseCore::LeaseCore(std::shared_ptr<SessionCore> session, Acquisition acquisition)
+    : session_(std::move(session)), acquisition_(std::move(acquisition)) {}
+
+LeaseCore::~LeaseCore() = default;
+
+void LeaseCore::attach() {
+  session_->add_observer(shared_from_this());
+  std::weak_ptr<LeaseCore> weak = shared_from_this();
+  const auto probe = session_->add_probe(acquisition_.node_path, [weak] {
+    if (auto self = weak.lock()) self->on_missing();
+  });
+  std::lock_guard lock(mutex_);
+  probe_ = probe;
+}
+
+void LeaseCore::on_missing() {
+  deleted_ = true;
+  std::lock_guard lock(mutex_);
+  cv_.notify_all();
+}
+
+void LeaseCore::on_session_change() {
+  std::lock_guard lock(mutex_);
+  cv_.notify_all();
+}
+
+LockState LeaseCore::state() const noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (released_) return LockState::kNotHeld;
+  }
+  if (deleted_.load()) return LockState::kLost;
+  switch (session_->state_of(acquisition_.generation)) {
+    case SessionState::kConnected:
+      return LockState::kHeld;
+    case SessionState::kSuspended:
+      return LockState::kSuspended;
+    default:
+      return LockState::kLost;
+  }
+}
+
+bool LeaseCore::wait_lost_until(std::optional<SteadyClock::time_point> deadline) const {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    if (released_) return true;
+    lock.unlock();
+    const LockState s = state();
+    lock.lock();
+    if (s == LockState::kLost || s == LockState::kNotHeld) return true;
+    const auto now = SteadyClock::now();
+    if (deadline && now >= *deadline) return false;
+    // Wake at the Lost deadline too: the clock decides Lost even if no event comes.
+    auto wake = to_steady(session_->lost_deadline());
+    if (wake <= now) wake = now + std::chrono::milliseconds(1);
+    if (deadline) wake = std::min(wake, *deadline);
+    cv_.wait_until(lock, std::min(wake, now + std::chrono::seconds(1)));
+  }
+}
+
+void LeaseCore::release() noexcept {
+  SessionCore::ProbeId probe = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (released_) return;
+    released_ = true;
+    probe = std::exchange(probe_, 0);
+    cv_.notify_all();
+  }
+  try {
+    if (probe != 0) session_->remove_probe(probe);
+    session_->remove_observer(this);
+    delete_node(0);
+  } catch (...) {  // out of memory: the node goes with the session
+    deleted_done();
+  }
+}
+
+void LeaseCore::delete_node(int attempt) {
+  auto c = session_->connection();
+  if (!c || c->generation() != acquisition_.generation) {
+    deleted_done();  // it went with its session
+    return;
+  }
+  auto self = shared_from_this();
+  c->remove(acquisition_.node_path, -1, [self, attempt](OpResult&& r) {
+    switch (r.rc) {
+      case Errc::connection_loss:
+      case Errc::operation_timeout:
+      case Errc::session_moved:
+      case Errc::throttled: {
+        // Again once a connection of this session can take it; the node goes with the session
+        // if it comes to that. The task keeps the core alive: the Lease may be gone already.
+        self->session_->schedule(backoff(attempt),
+                                 [self, attempt] { self->delete_node(attempt + 1); });
+        return;
+      }
+      default:  // deleted, already gone, session over, closed - or refused: it goes with the
+                // session
+        self->deleted_done();
+    }
+  });
+}
+
+void LeaseCore::deleted_done() {
+  std::lock_guard lock(mutex_);
+  delete_done_ = true;
+  cv_.notify_all();
+}
+
+void LeaseCore::await_released(std::chrono::milliseconds timeout) {
+  const auto until = SteadyClock::now() + timeout;
+  std::unique_lock lock(mutex_);
+  while (!delete_done_ && session_->connected() && !session_->closed() &&
+         SteadyClock::now() < until) {
+    cv_.wait_until(lock, std::min(until, SteadyClock::now() + std::chrono::milliseconds(50)));
+  }
+}
+
+}  // namespace zklock::detail

@@ -1,0 +1,522 @@
+// SessionCore: state, connection events, requests, probes, observers and closing. The monitor
+// thread (the Lost rule, heartbeats, forced reconnects) is in session_monitor.cpp.
+#include "session/session_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "client/host_resolver.h"
+
+namespace zklock::detail {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::int64_t to_ns(BootClock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+BootClock::time_point from_ns(std::int64_t ns) {
+  return BootClock::time_point(std::chrono::nanoseconds(ns));
+}
+constexpr std::int64_t kNoDeadline = INT64_MAX;
+// How often the reaper looks whether the Lost callbacks of an ended generation have run.
+constexpr std::chrono::milliseconds kReaperPoll{20};
+// Host names are looked up again this often, and when the monitor asks (it is reconnecting: the
+// servers may have moved) no sooner than kMinResolveInterval after the last lookup.
+constexpr std::chrono::seconds kResolveInterval{60};
+constexpr std::chrono::seconds kMinResolveInterval{5};
+
+}  // namespace
+
+SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook)
+    : options_(std::move(options)),
+      fault_hook_(std::move(fault_hook)),
+      hosts_(options_.connect.substr(0, options_.connect.find('/'))),
+      chroot_(options_.connect.find('/') == std::string::npos
+                  ? std::string()
+                  : options_.connect.substr(options_.connect.find('/'))),
+      needs_resolving_(!all_numeric(hosts_)),
+      node_acl_(options_.node_acl      ? *options_.node_acl
+                : options_.credentials ? creator_all_world_read()
+                                       : Acl()),
+      log_slot_(options_.log_sink, options_.log_level),
+      timeout_ms_(options_.session_timeout.count()),
+      lost_deadline_ns_(kNoDeadline) {
+  settings_ = LivenessSettings::fitted(options_, options_.session_timeout);
+  apply_route_locked();
+}
+
+SessionCore::~SessionCore() { close(); }
+
+ServerTopology SessionCore::topology() const {
+  std::lock_guard lock(mutex_);
+  return topology_;
+}
+
+BootClock::duration SessionCore::confirmation_lag() const {
+  std::lock_guard lock(mutex_);
+  return confirmation_.direct() ? BootClock::duration(0) : confirmation_.lag();
+}
+
+void SessionCore::apply_route_locked() {
+  // tickTime: as configured, else bounded by the negotiated timeout - the server grants no
+  // timeout below 2 x tickTime (its default minSessionTimeout).
+  const milliseconds tick =
+      options_.server_tick_time.count() > 0 ? options_.server_tick_time : negotiated_timeout() / 2;
+  confirmation_.set_route(topology_ == ServerTopology::kStandalone,
+                          detail::confirmation_lag(topology_, tick));
+}
+
+std::chrono::milliseconds SessionCore::negotiated_timeout() const noexcept {
+  return milliseconds(timeout_ms_.load());
+}
+
+BootClock::time_point SessionCore::lost_deadline() const noexcept {
+  const std::int64_t ns = lost_deadline_ns_.load();
+  return ns == kNoDeadline ? BootClock::time_point::max() : from_ns(ns);
+}
+
+LivenessSettings SessionCore::settings() const {
+  std::lock_guard lock(mutex_);
+  return settings_;
+}
+
+SessionState SessionCore::state() const noexcept {
+  const SessionState s = state_.load();
+  if ((s == SessionState::kConnected || s == SessionState::kSuspended) &&
+      BootClock::now() >= lost_deadline()) {
+    return SessionState::kLost;  // the monitor may not have run yet; the clock has spoken
+  }
+  return s;
+}
+
+SessionState SessionCore::state_of(unsigned generation) const noexcept {
+  if (closed_.load()) return SessionState::kClosed;
+  if (generation != generation_.load()) return SessionState::kLost;
+  return state();
+}
+
+std::shared_ptr<ClientConnection> SessionCore::connection() const {
+  std::lock_guard lock(mutex_);
+  return connection_;
+}
+
+std::string SessionCore::session_password() const {
+  auto c = connection();
+  return c ? c->session_password() : std::string();
+}
+
+void SessionCore::resolve_on_start() {
+  if (!needs_resolving_) {
+    std::lock_guard lock(addresses_mutex_);
+    addresses_ = hosts_;
+    return;
+  }
+  ResolvedHosts resolved = resolve_hosts(hosts_);
+  if (resolved.addresses.empty()) {
+    std::string names;
+    for (const auto& h : resolved.unresolved) names += (names.empty() ? "" : ", ") + h;
+    throw InvalidArgumentError("connect string \"" + options_.connect +
+                               "\": no host could be resolved (" + names + ")");
+  }
+  for (const auto& h : resolved.unresolved) {
+    log_slot_.log(LogLevel::kWarn, "\"" + h + "\" does not resolve (now); looking again later");
+  }
+  {
+    std::lock_guard lock(addresses_mutex_);
+    addresses_ = std::move(resolved.addresses);
+  }
+  std::lock_guard lock(reaper_mutex_);
+  last_resolve_ = BootClock::now();
+}
+
+void SessionCore::refresh_addresses() {
+  ResolvedHosts resolved = resolve_hosts(hosts_);  // may block on the resolver: no lock held
+  if (resolved.addresses.empty()) return;  // keep what we had: resolution fails now and then
+  {
+    std::lock_guard lock(addresses_mutex_);
+    if (resolved.addresses == addresses_) return;
+    addresses_ = resolved.addresses;
+  }
+  log_slot_.log(LogLevel::kInfo, "the servers' addresses changed: " + resolved.addresses);
+  if (auto c = connection()) c->set_servers(resolved.addresses);
+}
+
+void SessionCore::request_resolve() {
+  if (!needs_resolving_) return;
+  std::lock_guard lock(reaper_mutex_);
+  resolve_requested_ = true;
+  reaper_wake_.notify_all();
+}
+
+void SessionCore::start() {
+  resolve_on_start();
+  {
+    std::lock_guard lock(mutex_);
+    open_generation_locked(1);
+  }
+  monitor_ = std::thread([this] { monitor_loop(); });
+  events_.start();
+  reaper_ = std::thread([this] { reaper_loop(); });
+}
+
+void SessionCore::open_generation_locked(unsigned generation) {
+  generation_.store(generation);
+  session_id_.store(0);
+  connected_.store(false);
+  server_ended_session_ = false;
+  ever_connected_ = false;
+  generation_answered_ = false;
+  heartbeat_pending_.reset();
+  heartbeat_read_answered_ = false;
+  last_heartbeat_.reset();
+  heartbeat_requested_ = false;
+  last_reconnect_.reset();
+  confirmation_.reset();
+  confirm_locked(std::nullopt);
+  route_query_in_flight_ = false;
+  phase_ = LinkPhase::kConnecting;
+  phase_since_ = BootClock::now();
+  timeout_ms_.store(options_.session_timeout.count());
+  settings_ = LivenessSettings::fitted(options_, options_.session_timeout);
+  rule_ = LivenessRule();
+  // The server creates the session after our first connect request, which leaves after this: the
+  // session's first sign of life at the leader is no earlier than now.
+  generation_started_ = BootClock::now();
+  std::string addresses;
+  {
+    std::lock_guard lock(addresses_mutex_);
+    addresses = addresses_;
+  }
+  connection_ =
+      std::make_shared<ClientConnection>(addresses + chroot_, options_.session_timeout, generation,
+                                         *this, log_slot_.callback(), fault_hook_);
+  credentials_pending_ = options_.credentials.has_value();
+  credentials_refused_ = Errc::ok;
+  if (options_.credentials) {
+    // A refusal on the spot completes on the monitor thread (defer), never here.
+    connection_->add_digest_auth(
+        options_.credentials->user + ":" + options_.credentials->password,
+        [this, generation](OpResult&& r) {
+          std::lock_guard lock(mutex_);
+          if (generation != generation_.load()) return;
+          // The C client completes it again on each reconnect only if it was re-sent: once is
+          // enough to know whether the server takes our credentials.
+          credentials_pending_ = false;
+          if (r.rc != Errc::ok && r.rc != Errc::connection_loss && r.rc != Errc::closing) {
+            credentials_refused_ = r.rc;
+            log_slot_.log(LogLevel::kError,
+                          std::string("the server refused the credentials of user \"") +
+                              options_.credentials->user +
+                              "\": " + make_error_code(r.rc).message());
+          }
+          ++changes_;
+          changed_.notify_all();
+        });
+  }
+  ++changes_;
+  changed_.notify_all();
+}
+
+void SessionCore::set_state_locked(SessionState next) {
+  const SessionState previous = state_.load();
+  if (previous == next) return;
+  log_transition_locked(previous, next);
+  state_.store(next);
+  // Posted under mutex_, so listeners see transitions in the order they happened, and anything
+  // posted after this (flush_events) runs after it.
+  events_.publish({next, previous, generation_.load(), session_id_.load()});
+  ++changes_;
+  changed_.notify_all();
+}
+
+void SessionCore::confirm_locked(std::optional<BootClock::time_point> confirmed) {
+  if (!confirmed) {
+    lost_deadline_ns_.store(kNoDeadline);
+    return;
+  }
+  lost_deadline_ns_.store(to_ns(LivenessRule::lost_deadline(settings_, *confirmed)));
+}
+
+void SessionCore::refit_settings_locked(milliseconds negotiated) {
+  bool fitted_down = false;
+  settings_ = LivenessSettings::fitted(options_, negotiated, &fitted_down);
+  if (fitted_down && !warned_fitted_down_) {
+    warned_fitted_down_ = true;
+    log_slot_.log(
+        LogLevel::kWarn,
+        "the server granted a session timeout of " + std::to_string(negotiated.count()) +
+            " ms; heartbeat_interval, lost_margin, suspend_after or reconnect_interval did "
+            "not fit it and were replaced by their defaults for that timeout");
+  }
+  apply_route_locked();
+  confirm_locked(confirmation_.confirmed());
+}
+
+void SessionCore::on_answered(const Answer& answer) {
+  std::lock_guard lock(mutex_);
+  // The generation is checked under the same lock as the update: an answer of an ended
+  // generation can never count for the next one.
+  if (answer.generation != generation_.load() || stopping_) return;
+  if (auto advanced = confirmation_.on_answered(answer)) {
+    generation_answered_ = true;
+    confirm_locked(advanced);
+    if (state_.load() != SessionState::kConnected) wake_monitor();
+  }
+}
+
+void SessionCore::on_connection_event(unsigned generation, ConnectionEvent event) {
+  std::shared_ptr<ClientConnection> connection;
+  {
+    std::lock_guard lock(mutex_);
+    if (generation != generation_.load() || stopping_) return;
+    connection = connection_;
+  }
+  // Read what the connection knows outside our lock (its own lock is taken).
+  const bool up = event == ConnectionEvent::kConnected;
+  const std::int64_t id = up && connection ? connection->session_id() : 0;
+  const auto timeout = up && connection ? connection->negotiated_timeout() : milliseconds(0);
+  std::lock_guard lock(mutex_);
+  if (generation != generation_.load() || stopping_) return;
+  const auto now = BootClock::now();
+  switch (event) {
+    case ConnectionEvent::kConnected: {
+      connected_.store(true);
+      phase_ = LinkPhase::kConnected;
+      phase_since_ = now;
+      if (id != 0) session_id_.store(id);
+      if (timeout.count() > 0) {
+        timeout_ms_.store(timeout.count());
+        refit_settings_locked(timeout);
+      }
+      // The server (the leader, or a follower revalidating with it) touched the session when it
+      // took our connect request, which left after the generation began: a sign of life we know
+      // a lower bound of the send time of. Counted only when the connect was quick: after a slow
+      // one (the C client gives each server that drops SYNs 2T/3) it would leave next to no time,
+      // or none, before Lost - for a session that holds nothing yet. Then the first answers
+      // confirm it instead. (After our own drop, see LeaderConfirmation: the reconnect credit.)
+      const auto connect_took = now - generation_started_;
+      if (!ever_connected_ &&
+          connect_took < (settings_.session_timeout - settings_.lost_margin) / 2 &&
+          confirmation_.on_counted(generation_started_)) {
+        confirm_locked(confirmation_.confirmed());
+      }
+      ever_connected_ = true;
+      heartbeat_requested_ = true;  // prove the session lives: answered requests, not events
+      break;
+    }
+    case ConnectionEvent::kDisconnected:
+      connected_.store(false);
+      phase_ = LinkPhase::kConnecting;
+      phase_since_ = now;
+      break;
+    case ConnectionEvent::kExpired:
+    case ConnectionEvent::kAuthFailed:
+      connected_.store(false);
+      phase_ = LinkPhase::kEnded;
+      phase_since_ = now;
+      server_ended_session_ = true;
+      break;
+  }
+  ++changes_;
+  changed_.notify_all();
+  wake_monitor();
+}
+
+SessionCore::ProbeId SessionCore::add_probe(std::string path, std::function<void()> on_missing) {
+  std::lock_guard lock(mutex_);
+  const ProbeId id = next_probe_id_++;
+  probes_.emplace(id, Probe{std::move(path), std::move(on_missing)});
+  return id;
+}
+
+void SessionCore::remove_probe(ProbeId id) {
+  std::lock_guard lock(mutex_);
+  probes_.erase(id);
+}
+
+void SessionCore::notify_observers() {
+  std::vector<std::shared_ptr<SessionObserver>> alive;
+  {
+    std::lock_guard lock(observers_mutex_);
+    auto it = observers_.begin();
+    while (it != observers_.end()) {
+      if (auto o = it->lock()) {
+        alive.push_back(std::move(o));
+        ++it;
+      } else {
+        it = observers_.erase(it);
+      }
+    }
+  }
+  for (auto& o : alive) o->on_session_change();
+}
+
+void SessionCore::add_observer(const std::shared_ptr<SessionObserver>& observer) {
+  std::lock_guard lock(observers_mutex_);
+  observers_.push_back(observer);
+}
+
+void SessionCore::remove_observer(const SessionObserver* observer) {
+  std::lock_guard lock(observers_mutex_);
+  observers_.erase(std::remove_if(observers_.begin(), observers_.end(),
+                                  [&](const std::weak_ptr<SessionObserver>& w) {
+                                    auto o = w.lock();
+                                    return !o || o.get() == observer;
+                                  }),
+                   observers_.end());
+}
+
+Session::ListenerId SessionCore::add_listener(Session::Listener listener) {
+  return events_.add_listener(std::move(listener));
+}
+
+void SessionCore::remove_listener(Session::ListenerId id) { events_.remove_listener(id); }
+
+bool SessionCore::on_events_thread() const noexcept { return events_.on_thread(); }
+
+void SessionCore::post_event(std::function<void()> task) { events_.post(std::move(task)); }
+
+void SessionCore::post_event_or_detach(std::function<void()> task) {
+  if (!events_.try_post(task)) std::thread(std::move(task)).detach();
+}
+
+void SessionCore::flush_events(milliseconds timeout) { events_.flush(timeout); }
+
+void SessionCore::reaper_loop() {
+  std::unique_lock lock(reaper_mutex_);
+  while (true) {
+    if (reaper_stopping_ && to_close_.empty()) break;
+    const auto now = BootClock::now();
+    // The ended connection due first (they end in order; their deadlines need not be).
+    auto due_at = [&](const EndedConnection& e) {
+      const std::int64_t told = e.told_ns->load();
+      if (told == 0) return e.latest;  // still waiting for the callbacks (polled below)
+      const BootClock::time_point told_at{std::chrono::nanoseconds(told)};
+      return std::min(e.latest, std::max(e.not_before, told_at + e.margin));
+    };
+    auto next = to_close_.begin();
+    for (auto it = to_close_.begin(); it != to_close_.end(); ++it) {
+      if (due_at(*it) < due_at(*next)) next = it;
+    }
+    if (next != to_close_.end() && (reaper_stopping_ || now >= due_at(*next))) {
+      auto connection = std::move(next->connection);
+      to_close_.erase(next);
+      lock.unlock();
+      connection->close(Errc::session_lost);
+      connection.reset();
+      lock.lock();
+      continue;
+    }
+    // Host names: looked up again now and then, sooner when asked, never twice within
+    // kMinResolveInterval.
+    auto resolve_at = BootClock::time_point::max();
+    if (needs_resolving_ && !reaper_stopping_) {
+      resolve_at = last_resolve_ + (resolve_requested_ ? kMinResolveInterval : kResolveInterval);
+    }
+    if (now >= resolve_at) {
+      resolve_requested_ = false;
+      last_resolve_ = now;
+      lock.unlock();
+      refresh_addresses();
+      lock.lock();
+      continue;
+    }
+    // Poll while Lost callbacks are pending (their marker cannot wake us: it may outlive us), and
+    // at least once a second (the boot clock runs on while the machine sleeps).
+    auto wake = std::min(resolve_at, now + std::chrono::seconds(1));
+    if (next != to_close_.end()) {
+      wake = std::min(wake, due_at(*next));
+      if (next->told_ns->load() == 0) wake = std::min(wake, now + kReaperPoll);
+    }
+    reaper_wake_.wait_for(lock, wake - now);
+  }
+}
+
+bool SessionCore::wait_connected(milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout,
+                    [&] { return closed_.load() || state_.load() == SessionState::kConnected; });
+  if (closed_.load()) throw ClosedError(Errc::closed, "zklock::Session::wait_connected");
+  return state_.load() == SessionState::kConnected;
+}
+
+Errc SessionCore::wait_ready(milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [&] {
+    return closed_.load() || credentials_refused_ != Errc::ok ||
+           (state_.load() == SessionState::kConnected && !credentials_pending_);
+  });
+  if (closed_.load()) return Errc::closed;
+  if (credentials_refused_ != Errc::ok) return credentials_refused_;
+  return state_.load() == SessionState::kConnected && !credentials_pending_ ? Errc::ok
+                                                                            : Errc::connection_loss;
+}
+
+void SessionCore::wait_change(std::uint64_t seen_changes, SteadyClock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_until(lock, deadline, [&] { return changes_.load() != seen_changes; });
+}
+
+OpResult SessionCore::call(const std::function<void(ClientConnection&, Completion)>& op,
+                           milliseconds timeout) {
+  auto connection = this->connection();
+  if (closed_.load()) return OpResult{Errc::closed, {}, {}, {}, {}};
+  // No connection while open: the monitor has ended a lost generation and not opened the next.
+  if (!connection) return OpResult{Errc::session_lost, {}, {}, {}, {}};
+  struct Waiter {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;
+    OpResult result;
+  };
+  auto waiter = std::make_shared<Waiter>();
+  op(*connection, [waiter](OpResult&& r) {
+    std::lock_guard lock(waiter->mutex);
+    waiter->result = std::move(r);
+    waiter->done = true;
+    waiter->cv.notify_all();
+  });
+  std::unique_lock lock(waiter->mutex);
+  if (!waiter->cv.wait_for(lock, timeout, [&] { return waiter->done; })) {
+    return OpResult{Errc::operation_timeout, {}, {}, {}, {}};
+  }
+  return std::move(waiter->result);
+}
+
+void SessionCore::close() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_.exchange(true)) return;
+    stopping_ = true;
+    set_state_locked(SessionState::kClosed);
+  }
+  wake_monitor();
+  if (monitor_.joinable()) monitor_.join();
+  std::shared_ptr<ClientConnection> connection;
+  {
+    std::lock_guard lock(mutex_);
+    connection = std::move(connection_);
+  }
+  // Closing while connected deletes our ephemeral nodes (held locks) at once.
+  if (connection) connection->close(Errc::closed);
+  {
+    std::lock_guard lock(reaper_mutex_);
+    reaper_stopping_ = true;
+    reaper_wake_.notify_all();
+  }
+  if (reaper_.joinable()) reaper_.join();
+  std::deque<std::function<void()>> leftover;
+  decltype(scheduled_) dropped;  // destroyed unlocked
+  {
+    std::lock_guard lock(defer_mutex_);
+    defer_closed_ = true;
+    leftover.swap(deferred_);
+    dropped.swap(scheduled_);
+  }
+  for (auto& task : leftover) task();
+  notify_observers();
+  events_.stop();
+}
+
+}  // namespace zklock::detail

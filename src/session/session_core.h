@@ -1,0 +1,287 @@
+// SessionCore: the state behind zklock::Session - the current ClientConnection, the monitor that
+// turns answered requests and connection events into Connected / Suspended / Lost (through the
+// pure LivenessRule), and the threads that deliver events (internal).
+//
+// Threads: the C client's two (per connection), plus
+//   monitor  - heartbeats, forced reconnects, the Suspended/Lost decisions, opening the next
+//              generation, deferred completions and scheduled retries; runs zklock code only
+//              (observers), never user code;
+//   events   - user listeners and Mutex callbacks, one at a time, in order;
+//   reaper   - closes connections of ended generations (zookeeper_close may wait on the network),
+//              each no earlier than the server could have expired its session anyway and than
+//              the margin after its Lost callbacks ran (see EndedConnection).
+//
+// Lock order: a recipe's own mutex -> SessionCore::mutex_ -> ClientConnection's mutex -> the leaf
+// locks (wake_mutex_, defer_mutex_, events, reaper, observers, listeners). Nothing is called out
+// of SessionCore while mutex_ is held except the connection's non-blocking accessors; requests are
+// sent, observers told and connections closed with mutex_ released. A completion never runs on the
+// thread that submitted its request (refusals go through defer(), which takes only a leaf lock).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "base/boot_clock.h"
+#include "client/client_connection.h"
+#include "client/log_router.h"
+#include "session/event_dispatcher.h"
+#include "session/leader_confirmation.h"
+#include "session/liveness_rule.h"
+#include "session/server_topology.h"
+#include "zklock/session.h"
+
+namespace zklock::detail {
+
+/// A recipe that wants to hear about every change of state, generation or connection, promptly,
+/// on the monitor thread. Must be quick and must not call back into SessionCore under its locks.
+class SessionObserver {
+ public:
+  virtual ~SessionObserver() = default;
+  virtual void on_session_change() = 0;
+};
+
+class SessionCore final : public ConnectionListener {
+ public:
+  using SteadyClock = std::chrono::steady_clock;
+
+  SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook);
+  ~SessionCore() override;
+
+  /// Opens generation 1 and starts the threads.
+  void start();
+  void close() noexcept;
+  bool closed() const noexcept { return closed_.load(); }
+
+  SessionState state() const noexcept;
+  /// The state as seen by something that belongs to generation `generation`: Lost once that
+  /// generation has ended.
+  SessionState state_of(unsigned generation) const noexcept;
+  unsigned generation() const noexcept { return generation_.load(); }
+  std::int64_t session_id() const noexcept { return session_id_.load(); }
+  std::chrono::milliseconds negotiated_timeout() const noexcept;
+  BootClock::time_point lost_deadline() const noexcept;
+  /// The Lost rule's settings, fitted to the negotiated timeout.
+  LivenessSettings settings() const;
+  /// What the session knows of the servers, and the confirmation lag it uses for it.
+  ServerTopology topology() const;
+  BootClock::duration confirmation_lag() const;
+  /// True while the current connection is up (requests go out now).
+  bool connected() const noexcept { return connected_.load(); }
+  bool wait_connected(std::chrono::milliseconds timeout);
+  /// Waits until Connected and, with credentials, until the server has answered them, or
+  /// `timeout` passes. Returns: ok; connection_loss on timeout; the server's refusal (e.g.
+  /// auth_failed) if it refused the credentials; closed after close().
+  Errc wait_ready(std::chrono::milliseconds timeout);
+  /// Waits until something changes (state, generation, connection) or `deadline`.
+  void wait_change(std::uint64_t seen_changes, SteadyClock::time_point deadline);
+  std::uint64_t changes() const noexcept { return changes_.load(); }
+
+  /// The current session's password (tests use it to expire the session from outside).
+  std::string session_password() const;
+
+  /// The current generation's connection; null after close(), and for a moment after a
+  /// generation is Lost, until the monitor has opened the next one (longer if opening it fails).
+  std::shared_ptr<ClientConnection> connection() const;
+
+  /// Held lock nodes double as heartbeat targets: each heartbeat reads one registered path (round
+  /// robin) instead of "/", and calls its `on_missing` (on a C client thread) if the node is gone.
+  using ProbeId = std::uint64_t;
+  ProbeId add_probe(std::string path, std::function<void()> on_missing);
+  void remove_probe(ProbeId id);
+
+  void add_observer(const std::shared_ptr<SessionObserver>& observer);
+  void remove_observer(const SessionObserver* observer);
+
+  Session::ListenerId add_listener(Session::Listener listener);
+  void remove_listener(Session::ListenerId id);
+  /// Runs `task` on the events thread (user callbacks).
+  void post_event(std::function<void()> task);
+  /// As post_event(), but a task that must run exactly once (a completion handler) is run on a
+  /// thread of its own once the events thread is stopping (after close()).
+  void post_event_or_detach(std::function<void()> task);
+  /// Waits until every event posted so far has been delivered (or `timeout` passes).
+  void flush_events(std::chrono::milliseconds timeout);
+  /// True on the events thread.
+  bool on_events_thread() const noexcept;
+
+  /// Which scheduled task (for cancel_scheduled()); a default one names none.
+  struct ScheduledId {
+    SteadyClock::time_point due{};
+    std::uint64_t number = 0;
+  };
+  /// Runs `task` on the monitor thread after `delay` (retries with a backoff). Dropped on close.
+  /// Returns: its id, for cancel_scheduled().
+  ScheduledId schedule(std::chrono::milliseconds delay, std::function<void()> task);
+  /// Effects: drops the task if it has not started (a no-op otherwise). Takes only a leaf lock.
+  void cancel_scheduled(const ScheduledId& id) noexcept;
+  /// Tasks scheduled and not run yet (tests).
+  std::size_t scheduled_tasks() const;
+
+  /// Sends a request through `op` and waits for its answer until `timeout` has passed.
+  /// Returns operation_timeout on timeout, closed after close().
+  OpResult call(const std::function<void(ClientConnection&, Completion)>& op,
+                std::chrono::milliseconds timeout);
+
+  const SessionOptions& options() const noexcept { return options_; }
+  /// The ACL of the nodes zklock creates (lock nodes and the parents it creates).
+  const Acl& node_acl() const noexcept { return node_acl_; }
+
+  // ConnectionListener
+  void on_answered(const Answer& answer) override;
+  void on_connection_event(unsigned generation, ConnectionEvent event) override;
+  void defer(std::function<void()> task) override;
+
+ private:
+  struct Actions;  // what one pass of the monitor decided to send (session_core.cpp)
+  // The connection of an ended generation, waiting for the reaper. Closing a connection that
+  // still works (CloseSession) deletes the session's nodes at once and hands its locks on, while
+  // the server itself would have kept them until at least confirmed + T - and the holders may
+  // not have heard yet. So one that works is closed no earlier than
+  //   max(confirmed + T, the Lost callbacks delivered + m)
+  // (its C client keeps the session alive meanwhile), and no later than confirmed + 2T whatever
+  // the events thread is doing. One that is down, or whose session the server ended or that never
+  // confirmed anything, is closed at once.
+  struct EndedConnection {
+    std::shared_ptr<ClientConnection> connection;
+    BootClock::time_point not_before;  // confirmed + T
+    BootClock::time_point latest;      // confirmed + 2T
+    BootClock::duration margin{0};
+    // BootClock ns at which the events thread had run everything posted up to the end (the Lost
+    // callbacks): 0 until then. Shared with the marker task, which may outlive this SessionCore.
+    std::shared_ptr<std::atomic<std::int64_t>> told_ns;
+  };
+
+  void monitor_loop();
+  void reaper_loop();
+  void wake_monitor();
+  // With mutex_ held: feeds the rule, applies its decision; returns what to send and when to wake.
+  Actions evaluate_locked(BootClock::time_point now);
+  void set_state_locked(SessionState next);
+  void log_transition_locked(SessionState previous, SessionState next);
+  void open_generation_locked(unsigned generation);
+  /// Ends the current generation; returns what tells the reaper that its Lost callbacks ran.
+  std::shared_ptr<std::atomic<std::int64_t>> end_generation_locked(
+      std::unique_lock<std::mutex>& lock);
+  void refit_settings_locked(std::chrono::milliseconds negotiated);
+  // Sets the confirmation route from topology_ and the tickTime (known, or bounded by T/2).
+  void apply_route_locked();
+  void confirm_locked(std::optional<BootClock::time_point> confirmed);
+  void send_heartbeat(const std::shared_ptr<ClientConnection>& connection, unsigned generation,
+                      std::uint64_t seq, bool with_sync, const std::string& probe_path,
+                      ProbeId probe);
+  // A heartbeat's answer (`sync`: its sync's, else its read's) for the heartbeat `seq`.
+  void heartbeat_done_locked(std::uint64_t seq, const OpResult& r, bool sync);
+  void learn_route(const std::shared_ptr<ClientConnection>& connection, unsigned generation);
+  // Host names (host_resolver.h): resolved on start() (throws when none resolves), then again on
+  // the reaper thread every kResolveInterval, or sooner when the monitor asks (reconnecting).
+  void resolve_on_start();
+  void refresh_addresses();
+  void request_resolve();
+  void run_deferred_and_scheduled();
+  void notify_observers();
+
+  const SessionOptions options_;
+  const std::shared_ptr<testing::FaultHook> fault_hook_;
+  const std::string hosts_;     // the connect string's hosts (no chroot)
+  const std::string chroot_;    // "" or "/app"
+  const bool needs_resolving_;  // some host is a name
+  const Acl node_acl_;
+  LogSlot log_slot_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // waiters on state changes (with mutex_)
+  std::shared_ptr<ClientConnection> connection_;
+  bool stopping_ = false;
+  LivenessSettings settings_;
+  LivenessRule rule_;
+  LeaderConfirmation confirmation_;
+  // Learned from /zookeeper/config, once per SessionCore; until then, answers count as an
+  // ensemble's (the safe side).
+  ServerTopology topology_ = ServerTopology::kUnknown;
+  bool route_query_in_flight_ = false;
+  bool ever_connected_ = false;       // in this generation
+  bool generation_answered_ = false;  // an answer of this generation advanced the confirmation
+  // Between generations that had no answer: the pause before the next, and when it may open.
+  BootClock::duration generation_backoff_{0};
+  BootClock::time_point next_generation_at_{};
+  bool server_ended_session_ = false;
+  LinkPhase phase_ = LinkPhase::kConnecting;
+  BootClock::time_point phase_since_{};
+  std::optional<BootClock::time_point> heartbeat_pending_;  // send time of the one in flight
+  std::uint64_t heartbeat_seq_ = 0;  // numbers heartbeats: a late completion is not the current
+  bool heartbeat_read_answered_ = false;  // the pending heartbeat's read came back
+  std::optional<BootClock::time_point> last_heartbeat_;
+  bool heartbeat_requested_ = false;
+  std::optional<BootClock::time_point> last_reconnect_;
+  BootClock::time_point generation_started_{};
+  bool warned_fitted_down_ = false;
+  SteadyClock::time_point suspended_at_{};
+  bool credentials_pending_ = false;  // this generation's credentials not answered yet
+  Errc credentials_refused_ = Errc::ok;
+
+  std::atomic<SessionState> state_{SessionState::kConnecting};
+  std::atomic<unsigned> generation_{0};
+  std::atomic<std::int64_t> session_id_{0};
+  std::atomic<bool> connected_{false};
+  std::atomic<bool> closed_{false};
+  std::atomic<std::int64_t> timeout_ms_;
+  std::atomic<std::int64_t> lost_deadline_ns_;  // BootClock ns; max while nothing is confirmed
+  std::atomic<std::uint64_t> changes_{0};
+
+  struct Probe {
+    std::string path;
+    std::function<void()> on_missing;
+  };
+  std::map<ProbeId, Probe> probes_;  // guarded by mutex_
+  ProbeId next_probe_id_ = 1;
+  ProbeId last_probe_ = 0;
+
+  // Waking the monitor: a leaf lock of its own, so anyone may wake it whatever it holds.
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool woken_ = false;
+
+  // Deferred completions and scheduled tasks, run by the monitor with no lock held.
+  mutable std::mutex defer_mutex_;
+  std::deque<std::function<void()>> deferred_;
+  std::map<std::pair<SteadyClock::time_point, std::uint64_t>, std::function<void()>> scheduled_;
+  std::uint64_t next_scheduled_ = 1;
+  bool defer_closed_ = false;
+
+  std::mutex observers_mutex_;
+  std::vector<std::weak_ptr<SessionObserver>> observers_;
+
+  EventDispatcher events_;  // the events thread
+
+  // reaper thread
+  std::mutex reaper_mutex_;
+  std::condition_variable reaper_wake_;
+  std::deque<EndedConnection> to_close_;
+  bool reaper_stopping_ = false;
+  BootClock::time_point last_resolve_{};
+  bool resolve_requested_ = false;
+
+  // The hosts' numeric addresses, as last resolved (a leaf lock).
+  mutable std::mutex addresses_mutex_;
+  std::string addresses_;
+
+  std::thread monitor_;
+  std::thread reaper_;
+};
+
+/// How zklock's recipes reach a Session's core (a friend of Session; not for applications).
+struct SessionAccess {
+  static const std::shared_ptr<SessionCore>& core(const Session& session) noexcept {
+    return session.core_;
+  }
+};
+
+}  // namespace zklock::detail
