@@ -135,6 +135,8 @@ class LockSet {
   bool lock_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                   bool try_once = false);
   void check_new_path(const std::string& path) const;
+  /// Adds `member` in canonical order (by path). Throws: as add().
+  void insert(std::shared_ptr<Member> member);
   // unlock(), waiting for each member's node to go (a failed attempt leaves nothing when it
   // returns).
   void release_and_wait() noexcept;

@@ -171,24 +171,7 @@ std::vector<std::string> SemaphoreCore::leases() const {
 
 OpResult SemaphoreCore::call(const std::shared_ptr<ClientConnection>& connection,
                              const std::function<void(ClientConnection&, Completion)>& op) const {
-  struct Waiter {
-    std::mutex mutex;
-    std::condition_variable cv;
-    bool done = false;
-    OpResult result;
-  };
-  auto waiter = std::make_shared<Waiter>();
-  op(*connection, [waiter](OpResult&& r) {
-    std::lock_guard lock(waiter->mutex);
-    waiter->result = std::move(r);
-    waiter->done = true;
-    waiter->cv.notify_all();
-  });
-  std::unique_lock lock(waiter->mutex);
-  if (!waiter->cv.wait_for(lock, session_->negotiated_timeout(), [&] { return waiter->done; })) {
-    return OpResult{Errc::operation_timeout, {}, {}, {}, {}};
-  }
-  return std::move(waiter->result);
+  return SessionCore::call_on(*connection, op, session_->negotiated_timeout());
 }
 
 std::shared_ptr<ClientConnection> SemaphoreCore::await_connection(

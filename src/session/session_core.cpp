@@ -464,6 +464,12 @@ OpResult SessionCore::call(const std::function<void(ClientConnection&, Completio
   if (closed_.load()) return OpResult{Errc::closed, {}, {}, {}, {}};
   // No connection while open: the monitor has ended a lost generation and not opened the next.
   if (!connection) return OpResult{Errc::session_lost, {}, {}, {}, {}};
+  return call_on(*connection, op, timeout);
+}
+
+OpResult SessionCore::call_on(ClientConnection& connection,
+                              const std::function<void(ClientConnection&, Completion)>& op,
+                              milliseconds timeout) {
   struct Waiter {
     std::mutex mutex;
     std::condition_variable cv;
@@ -471,7 +477,7 @@ OpResult SessionCore::call(const std::function<void(ClientConnection&, Completio
     OpResult result;
   };
   auto waiter = std::make_shared<Waiter>();
-  op(*connection, [waiter](OpResult&& r) {
+  op(connection, [waiter](OpResult&& r) {
     std::lock_guard lock(waiter->mutex);
     waiter->result = std::move(r);
     waiter->done = true;

@@ -129,6 +129,11 @@ class SessionCore final : public ConnectionListener {
   /// Returns operation_timeout on timeout, closed after close().
   OpResult call(const std::function<void(ClientConnection&, Completion)>& op,
                 std::chrono::milliseconds timeout);
+  /// The same on `connection` (one generation's, which a recipe may pin), whatever the current
+  /// one is. Returns operation_timeout on timeout.
+  static OpResult call_on(ClientConnection& connection,
+                          const std::function<void(ClientConnection&, Completion)>& op,
+                          std::chrono::milliseconds timeout);
 
   const SessionOptions& options() const noexcept { return options_; }
   /// The ACL of the nodes zklock creates (lock nodes and the parents it creates).

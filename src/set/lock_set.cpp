@@ -131,32 +131,33 @@ void LockSet::check_new_path(const std::string& path) const {
   }
 }
 
-LockSet& LockSet::add(Mutex& mutex) {
-  check_new_path(mutex.path());
-  auto m = std::make_shared<Member>();
-  m->mutex = &mutex;
-  members_.push_back(std::move(m));
+void LockSet::insert(std::shared_ptr<Member> member) {
+  check_new_path(member->path());
+  members_.push_back(std::move(member));
   std::sort(members_.begin(), members_.end(),
             [](const auto& a, const auto& b) { return a->path() < b->path(); });
+}
+
+LockSet& LockSet::add(Mutex& mutex) {
+  auto m = std::make_shared<Member>();
+  m->mutex = &mutex;
+  insert(std::move(m));
   return *this;
 }
 
 LockSet& LockSet::add(SharedMutex& mutex) {
-  check_new_path(mutex.path());
   auto m = std::make_shared<Member>();
   m->kind = Member::Kind::kWrite;
   m->shared = &mutex;
-  members_.push_back(std::move(m));
-  std::sort(members_.begin(), members_.end(),
-            [](const auto& a, const auto& b) { return a->path() < b->path(); });
+  insert(std::move(m));
   return *this;
 }
 
 LockSet& LockSet::add_shared(SharedMutex& mutex) {
-  add(mutex);
-  for (auto& m : members_) {
-    if (m->shared == &mutex) m->kind = Member::Kind::kRead;
-  }
+  auto m = std::make_shared<Member>();
+  m->kind = Member::Kind::kRead;
+  m->shared = &mutex;
+  insert(std::move(m));
   return *this;
 }
 
