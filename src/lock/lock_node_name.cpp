@@ -37,6 +37,29 @@ std::vector<std::string> own_nodes(const std::vector<std::string>& children,
   return ours;
 }
 
+std::vector<ListedContender> parse_listing(std::vector<std::string> children) {
+  std::vector<ListedContender> out;
+  out.reserve(children.size());
+  for (auto& name : children) {
+    if (auto parsed = parse_contender_name(name)) out.push_back({std::move(name), *parsed});
+  }
+  return out;
+}
+
+void sort_by_sequence(std::vector<ListedContender>& queue) {
+  std::sort(queue.begin(), queue.end(), [](const ListedContender& a, const ListedContender& b) {
+    return a.parsed.sequence != b.parsed.sequence ? a.parsed.sequence < b.parsed.sequence
+                                                  : a.name < b.name;
+  });
+}
+
+bool sequence_order_reliable(const std::vector<ListedContender>& queue) noexcept {
+  constexpr std::int32_t kUnreliableAbove = 1 << 30;  // as zklock::sequence_order_reliable
+  return std::none_of(queue.begin(), queue.end(), [](const ListedContender& c) {
+    return c.parsed.sequence >= kUnreliableAbove || c.parsed.sequence < -kUnreliableAbove;
+  });
+}
+
 std::int32_t lease_sequence(std::string_view name) noexcept {
   const auto at = name.rfind(kLeaseMarker);
   if (at == std::string_view::npos) return 0;

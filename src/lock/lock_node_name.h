@@ -28,6 +28,19 @@ std::vector<std::string> own_nodes(const std::vector<std::string>& children,
                                    const std::string& uuid,
                                    ContenderKind kind = ContenderKind::kExclusive);
 
+/// A child of a lock path that is a contender, parsed once per listing.
+struct ListedContender {
+  std::string name;
+  ParsedContenderName parsed;
+};
+
+/// Returns: the contenders among `children`, parsed (other names dropped), in listing order.
+std::vector<ListedContender> parse_listing(std::vector<std::string> children);
+/// Sorts `queue` by sequence (signed), as queue_order() does with names.
+void sort_by_sequence(std::vector<ListedContender>& queue);
+/// False when a sequence lies near either end of the signed range (sequence_order_reliable()).
+bool sequence_order_reliable(const std::vector<ListedContender>& queue) noexcept;
+
 /// The marker of a Semaphore's lease nodes (Curator's InterProcessSemaphoreV2): "_c_<uuid>-lease-".
 inline constexpr std::string_view kLeaseMarker = "-lease-";
 

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "lock/callback_gate.h"
+#include "lock/lock_node_name.h"
 #include "session/session_core.h"
 #include "zklock/acquisition.h"
 #include "zklock/contender.h"
@@ -157,8 +158,8 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
 
   void on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& r);
   void on_listed(const AttemptPtr& a, unsigned step, OpResult&& r);
-  void order_by_czxid_locked(const AttemptPtr& a, std::vector<std::string> children);
-  void evaluate_locked(const AttemptPtr& a, std::vector<std::string> queue);
+  void order_by_czxid_locked(const AttemptPtr& a, std::vector<ListedContender> listed);
+  void evaluate_locked(const AttemptPtr& a, std::vector<ListedContender> queue);
   void on_recovery_listing(const AttemptPtr& a, unsigned step, OpResult&& r);
   void on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r);
   void on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t epoch, OpResult&& r);

@@ -64,9 +64,11 @@ void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
     fail_locked(a, r.rc);
     return;
   }
-  if (!read_write_ &&
-      std::any_of(r.children.begin(), r.children.end(),
-                  [](const std::string& name) { return is_read_write_lock_node(name); })) {
+  // Every child parsed once; the checks, the order and the evaluation use what was parsed.
+  std::vector<ListedContender> queue = parse_listing(std::move(r.children));
+  if (!read_write_ && std::any_of(queue.begin(), queue.end(), [](const ListedContender& c) {
+        return c.parsed.kind != ContenderKind::kExclusive;
+      })) {
     // Another library's read/write lock lives here: its readers would not see us. Refuse (our
     // node is deleted on the way out) rather than hold the lock beside them.
     fail_locked(a, Errc::incompatible_lock);
@@ -74,19 +76,20 @@ void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
   }
   if (!orphans_.empty()) {
     // Our own nodes that could not be deleted are not in our way: they go with our session.
-    auto& kids = r.children;
-    kids.erase(std::remove_if(kids.begin(), kids.end(),
-                              [&](const std::string& name) { return orphans_.count(name) != 0; }),
-               kids.end());
+    queue.erase(
+        std::remove_if(queue.begin(), queue.end(),
+                       [&](const ListedContender& c) { return orphans_.count(c.name) != 0; }),
+        queue.end());
   }
-  if (!sequence_order_reliable(r.children)) {
-    order_by_czxid_locked(a, std::move(r.children));
+  if (!sequence_order_reliable(queue)) {
+    order_by_czxid_locked(a, std::move(queue));
     return;
   }
-  evaluate_locked(a, queue_order(std::move(r.children)));
+  sort_by_sequence(queue);
+  evaluate_locked(a, std::move(queue));
 }
 
-void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::string> children) {
+void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<ListedContender> listed) {
   // Near the top of the sequence range the numbers stop ordering the queue (3.8.0 saturates at
   // 2147483647, other versions wrap to negative). Creation order is czxid order: read each
   // contender's czxid - all reads pipelined, one round trip - and sort by it.
@@ -98,25 +101,22 @@ void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::stri
   struct Gathered {
     std::size_t remaining = 0;
     Errc error = Errc::ok;
-    std::vector<std::pair<std::int64_t, std::string>> by_czxid;
+    std::vector<std::pair<std::int64_t, ListedContender>> by_czxid;
   };
   auto gathered = std::make_shared<Gathered>();
-  std::vector<std::string> names;
-  for (auto& name : children) {
-    if (parse_contender_name(name)) names.push_back(std::move(name));
-  }
-  if (names.empty()) {
+  if (listed.empty()) {
     vanished_locked(a);
     return;
   }
-  gathered->remaining = names.size();
+  gathered->remaining = listed.size();
   const unsigned step = a->step;
   auto self = shared_from_this();
-  for (const auto& name : names) {
-    c->exists(path_ + "/" + name, [self, a, step, gathered, name](OpResult&& r) {
+  for (auto& contender : listed) {
+    const std::string path = path_ + "/" + contender.name;
+    c->exists(path, [self, a, step, gathered, contender = std::move(contender)](OpResult&& r) {
       std::lock_guard lock(self->mutex_);
       if (r.rc == Errc::ok) {
-        gathered->by_czxid.emplace_back(r.stat.czxid, name);
+        gathered->by_czxid.emplace_back(r.stat.czxid, contender);
       } else if (r.rc != Errc::no_node && gathered->error == Errc::ok) {  // gone: not in line
         gathered->error = r.rc;
       }
@@ -128,8 +128,9 @@ void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::stri
         self->fail_locked(a, gathered->error);
         return;
       }
-      std::sort(gathered->by_czxid.begin(), gathered->by_czxid.end());
-      std::vector<std::string> queue;
+      std::sort(gathered->by_czxid.begin(), gathered->by_czxid.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      std::vector<ListedContender> queue;
       queue.reserve(gathered->by_czxid.size());
       for (auto& entry : gathered->by_czxid) queue.push_back(std::move(entry.second));
       self->evaluate_locked(a, std::move(queue));
@@ -137,8 +138,9 @@ void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<std::stri
   }
 }
 
-void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<std::string> queue) {
-  const auto it = std::find(queue.begin(), queue.end(), a->node_name);
+void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<ListedContender> queue) {
+  const auto it = std::find_if(queue.begin(), queue.end(),
+                               [&](const ListedContender& c) { return c.name == a->node_name; });
   if (it == queue.end()) {
     vanished_locked(a);
     return;
@@ -151,9 +153,8 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<std::string> qu
   if (a->kind == ContenderKind::kRead) {
     ahead = 0;
     for (std::size_t i = position; i-- > 0;) {
-      if (queue[i] == a->exempt_writer) continue;  // a downgrade's own write node
-      const auto parsed = parse_contender_name(queue[i]);
-      if (parsed && excludes_readers(parsed->kind)) {
+      if (queue[i].name == a->exempt_writer) continue;  // a downgrade's own write node
+      if (excludes_readers(queue[i].parsed.kind)) {
         ahead = i + 1;
         break;
       }
@@ -172,7 +173,7 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<std::string> qu
     cleanup_locked(a);
     return;
   }
-  a->pred_path = path_ + "/" + queue[ahead - 1];
+  a->pred_path = path_ + "/" + queue[ahead - 1].name;
   // When a first-in-line node we wait behind goes, nothing excluding us is ahead any more.
   a->pred_was_first = ahead == 1;
   watch_locked(a);
