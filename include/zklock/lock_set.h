@@ -109,9 +109,7 @@ class LockSet {
   }
   template <class Clock, class Duration>
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    using Seconds = std::chrono::duration<double>;
-    return lock_until(detail::deadline_after(Seconds(deadline.time_since_epoch()) -
-                                             Seconds(Clock::now().time_since_epoch())));
+    return lock_until(detail::deadline_at(deadline));
   }
   /// Effects: releases every member the set holds, the last taken first. Never throws.
   void unlock() noexcept;

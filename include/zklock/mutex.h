@@ -66,6 +66,16 @@ std::optional<std::chrono::steady_clock::time_point> deadline_after(
   return std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
 }
+
+/// The steady deadline for `deadline` of any clock (by the time left until it); nullopt as
+/// deadline_after() for one so far away (time_point::max() included) that it means "none".
+template <class Clock, class Duration>
+std::optional<std::chrono::steady_clock::time_point> deadline_at(
+    const std::chrono::time_point<Clock, Duration>& deadline) {
+  using Seconds = std::chrono::duration<double>;
+  return deadline_after(Seconds(deadline.time_since_epoch()) -
+                        Seconds(Clock::now().time_since_epoch()));
+}
 }  // namespace detail
 
 class Mutex {
@@ -111,10 +121,7 @@ class Mutex {
   /// Effects: as try_lock_for(deadline - Clock::now()); time_point::max() waits as lock() does.
   template <class Clock, class Duration>
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    using Seconds = std::chrono::duration<double>;
-    const Seconds remaining =
-        Seconds(deadline.time_since_epoch()) - Seconds(Clock::now().time_since_epoch());
-    return try_lock_until_steady(detail::deadline_after(remaining));
+    return try_lock_until_steady(detail::deadline_at(deadline));
   }
 
   /// Effects: releases the lock: our node is deleted. Never throws and does not wait for the

@@ -135,10 +135,7 @@ class Semaphore {
   /// Effects: as try_acquire_for(deadline - Clock::now()).
   template <class Clock, class Duration>
   std::optional<Lease> try_acquire_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    using Seconds = std::chrono::duration<double>;
-    const Seconds remaining =
-        Seconds(deadline.time_since_epoch()) - Seconds(Clock::now().time_since_epoch());
-    return try_acquire_until_steady(detail::deadline_after(remaining));
+    return try_acquire_until_steady(detail::deadline_at(deadline));
   }
 
   /// Effects: wakes every acquire call waiting on this object at the time of the call; they

@@ -76,7 +76,7 @@ class SharedMutex {
   /// Effects: as try_lock_for(deadline - Clock::now()).
   template <class Clock, class Duration>
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(false, detail::deadline_after(remaining_until(deadline)));
+    return try_lock_until_steady(false, detail::deadline_at(deadline));
   }
   /// Effects: releases the lock if it is held exclusively (else nothing). Never throws; as
   ///   Mutex::unlock().
@@ -102,7 +102,7 @@ class SharedMutex {
   template <class Clock, class Duration>
   [[nodiscard]] bool try_lock_shared_until(
       const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(true, detail::deadline_after(remaining_until(deadline)));
+    return try_lock_until_steady(true, detail::deadline_at(deadline));
   }
   /// Effects: releases the lock if it is held shared (else nothing). Never throws.
   void unlock_shared() noexcept;
@@ -157,12 +157,6 @@ class SharedMutex {
   const std::string& path() const noexcept;
 
  private:
-  template <class Clock, class Duration>
-  static std::chrono::duration<double> remaining_until(
-      const std::chrono::time_point<Clock, Duration>& deadline) {
-    using Seconds = std::chrono::duration<double>;
-    return Seconds(deadline.time_since_epoch()) - Seconds(Clock::now().time_since_epoch());
-  }
   friend struct detail::MutexAccess;
   bool try_lock_until_steady(bool shared,
                              std::optional<std::chrono::steady_clock::time_point> deadline);

@@ -144,14 +144,7 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
     throw Error(Errc::would_deadlock, context + "::lock");
   }
   if (session_->closed() || shut_down_) throw ClosedError(Errc::closed, context);
-  ++callers_;
-  struct Leave {
-    MutexCore* core;
-    ~Leave() {
-      --core->callers_;
-      core->cv_.notify_all();
-    }
-  } leave{this};
+  const Caller caller(*this);
   const std::uint64_t epoch = cancel_epoch ? *cancel_epoch : cancel_epoch_;
   auto give_up = [&]() -> bool {  // after a cancel, a timeout or the end of the Mutex
     if (session_->closed()) throw ClosedError(Errc::closed, context);
@@ -208,14 +201,7 @@ bool MutexCore::downgrade() {
     throw Error(Errc::not_held, context + ": the exclusive lock is not held");
   }
   if (state_locked() != LockState::kHeld) return false;  // not sure we hold it: nothing to keep
-  ++callers_;
-  struct Leave {
-    MutexCore* core;
-    ~Leave() {
-      --core->callers_;
-      core->cv_.notify_all();
-    }
-  } leave{this};
+  const Caller caller(*this);
   const AttemptPtr writer = held_;
   auto reader = std::make_shared<Attempt>();
   reader->kind = ContenderKind::kRead;
@@ -358,11 +344,7 @@ bool MutexCore::wait_lost_until(const std::function<LockState()>& state,
     if (s == LockState::kLost || s == LockState::kNotHeld) return true;
     const auto now = SteadyClock::now();
     if (deadline && now >= *deadline) return false;
-    // Wake at the Lost deadline too: the clock decides Lost even if no event comes.
-    auto wake = to_steady(session_->lost_deadline());
-    if (wake <= now) wake = now + std::chrono::milliseconds(1);
-    if (deadline) wake = std::min(wake, *deadline);
-    cv_.wait_until(lock, std::min(wake, now + std::chrono::seconds(1)));
+    cv_.wait_until(lock, session_->lost_wait_until(deadline));
   }
 }
 

@@ -119,6 +119,21 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   struct Attempt;
   using AttemptPtr = std::shared_ptr<Attempt>;
   using Lock = std::unique_lock<std::mutex>;
+  // A thread inside acquire() or downgrade(), counted while it is (shutdown() waits for none to
+  // be left). Made and destroyed with mutex_ held.
+  class Caller {
+   public:
+    explicit Caller(MutexCore& core) : core_(core) { ++core_.callers_; }
+    ~Caller() {
+      --core_.callers_;
+      core_.cv_.notify_all();
+    }
+    Caller(const Caller&) = delete;
+    Caller& operator=(const Caller&) = delete;
+
+   private:
+    MutexCore& core_;
+  };
 
   // Application-facing pieces of acquire() (mutex_core.cpp).
   bool take_local_turn(Lock& lock, std::optional<SteadyClock::time_point> deadline,

@@ -68,11 +68,7 @@ bool LeaseCore::wait_lost_until(std::optional<SteadyClock::time_point> deadline)
     if (s == LockState::kLost || s == LockState::kNotHeld) return true;
     const auto now = SteadyClock::now();
     if (deadline && now >= *deadline) return false;
-    // Wake at the Lost deadline too: the clock decides Lost even if no event comes.
-    auto wake = to_steady(session_->lost_deadline());
-    if (wake <= now) wake = now + std::chrono::milliseconds(1);
-    if (deadline) wake = std::min(wake, *deadline);
-    cv_.wait_until(lock, std::min(wake, now + std::chrono::seconds(1)));
+    cv_.wait_until(lock, session_->lost_wait_until(deadline));
   }
 }
 

@@ -76,6 +76,14 @@ BootClock::time_point SessionCore::lost_deadline() const noexcept {
   return ns == kNoDeadline ? BootClock::time_point::max() : from_ns(ns);
 }
 
+SessionCore::SteadyClock::time_point SessionCore::lost_wait_until(
+    std::optional<SteadyClock::time_point> deadline) const {
+  const auto now = SteadyClock::now();
+  auto wake = std::min(to_steady(lost_deadline()), now + std::chrono::seconds(1));
+  if (wake <= now) wake = now + milliseconds(1);
+  return deadline ? std::min(wake, *deadline) : wake;
+}
+
 LivenessSettings SessionCore::settings() const {
   std::lock_guard lock(mutex_);
   return settings_;

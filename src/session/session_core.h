@@ -68,6 +68,10 @@ class SessionCore final : public ConnectionListener {
   std::int64_t session_id() const noexcept { return session_id_.load(); }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
   BootClock::time_point lost_deadline() const noexcept;
+  /// Until when a thread waiting for something of this session to be Lost may sleep before it
+  /// looks again: the Lost deadline (the clock decides Lost even if no event comes), `deadline`,
+  /// and no later than a second from now (the steady clock stands still while the machine sleeps).
+  SteadyClock::time_point lost_wait_until(std::optional<SteadyClock::time_point> deadline) const;
   /// The Lost rule's settings, fitted to the negotiated timeout.
   LivenessSettings settings() const;
   /// What the session knows of the servers, and the confirmation lag it uses for it.
