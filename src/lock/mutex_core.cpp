@@ -95,14 +95,7 @@ LockState MutexCore::state_locked() const {
 
 LockState MutexCore::attempt_state_locked(const AttemptPtr& a) const {
   if (a->self_deleted) return LockState::kLost;
-  switch (session_->state_of(a->generation)) {
-    case SessionState::kConnected:
-      return LockState::kHeld;
-    case SessionState::kSuspended:
-      return LockState::kSuspended;
-    default:
-      return LockState::kLost;
-  }
+  return session_->lock_state_of(a->generation);
 }
 
 void MutexCore::report_state_locked() {

@@ -48,14 +48,7 @@ LockState LeaseCore::state() const noexcept {
     if (released_) return LockState::kNotHeld;
   }
   if (deleted_.load()) return LockState::kLost;
-  switch (session_->state_of(acquisition_.generation)) {
-    case SessionState::kConnected:
-      return LockState::kHeld;
-    case SessionState::kSuspended:
-      return LockState::kSuspended;
-    default:
-      return LockState::kLost;
-  }
+  return session_->lock_state_of(acquisition_.generation);
 }
 
 bool LeaseCore::wait_lost_until(std::optional<SteadyClock::time_point> deadline) const {

@@ -104,6 +104,17 @@ SessionState SessionCore::state_of(unsigned generation) const noexcept {
   return state();
 }
 
+LockState SessionCore::lock_state_of(unsigned generation) const noexcept {
+  switch (state_of(generation)) {
+    case SessionState::kConnected:
+      return LockState::kHeld;
+    case SessionState::kSuspended:
+      return LockState::kSuspended;
+    default:
+      return LockState::kLost;
+  }
+}
+
 std::shared_ptr<ClientConnection> SessionCore::connection() const {
   std::lock_guard lock(mutex_);
   return connection_;

@@ -36,6 +36,7 @@
 #include "session/leader_confirmation.h"
 #include "session/liveness_rule.h"
 #include "session/server_topology.h"
+#include "zklock/lock_state.h"
 #include "zklock/session.h"
 
 namespace zklock::detail {
@@ -64,6 +65,9 @@ class SessionCore final : public ConnectionListener {
   /// The state as seen by something that belongs to generation `generation`: Lost once that
   /// generation has ended.
   SessionState state_of(unsigned generation) const noexcept;
+  /// The state of a lock (or lease) taken in `generation` whose node is still there: Held while
+  /// Connected, Suspended while Suspended, else Lost.
+  LockState lock_state_of(unsigned generation) const noexcept;
   unsigned generation() const noexcept { return generation_.load(); }
   std::int64_t session_id() const noexcept { return session_id_.load(); }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
