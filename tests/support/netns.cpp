@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -32,9 +33,10 @@ namespace {
 
 constexpr auto kToolTimeout = std::chrono::seconds(30);
 constexpr const char* kStateDir = "/run/zklock-netns";
-constexpr int kBlocks = 64;                 // /22 blocks in 10.213.0.0/16
-constexpr int kSlotsPerBlock = 256;         // /30 links in a /22
-constexpr std::size_t kMaxNameLength = 15;  // IFNAMSIZ - 1
+constexpr const char* kEtcNetns = "/etc/netns";  // `ip netns exec` mounts /etc/netns/<ns>/* on /etc
+constexpr int kBlocks = 64;                      // /22 blocks in 10.213.0.0/16
+constexpr int kSlotsPerBlock = 256;              // /30 links in a /22
+constexpr std::size_t kMaxNameLength = 15;       // IFNAMSIZ - 1
 
 std::string errno_text(const std::string& what, int error) {
   return what + ": " + std::generic_category().message(error);
@@ -274,6 +276,15 @@ std::vector<std::string> sweep(bool including_self) {
                                         : run_net_tool({"ip", "link", "del", name});
     if (r.ok()) removed.push_back(name);
   }
+  // Hosts files of namespaces (NetNamespace::set_hosts): /etc/netns/zkl<pid>n<k>.
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator(kEtcNetns, ignored)) {
+    const std::string name = entry.path().filename().string();
+    const int pid = owner_pid(name);
+    if (pid == 0 || (pid == self ? !including_self : pid_alive(pid))) continue;
+    if (std::filesystem::remove_all(entry.path(), ignored) > 0)
+      removed.push_back(entry.path().string());
+  }
   FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
   ForwardingState state = read_forwarding_state();
   if (!state.users.empty()) drop_forwarding_users(state, including_self ? self : 0);
@@ -399,6 +410,33 @@ NetNamespace::~NetNamespace() {
     run_net_tool({"ip", "netns", "del", name_});
   } catch (...) {
   }
+  if (hosts_written_) {
+    std::error_code ignored;
+    std::filesystem::remove_all(std::string(kEtcNetns) + "/" + name_, ignored);
+  }
+}
+
+std::string NetNamespace::hosts_path() const {
+  return std::string(kEtcNetns) + "/" + name_ + "/hosts";
+}
+
+void NetNamespace::set_hosts(const std::vector<std::pair<std::string, std::string>>& entries) {
+  const std::string dir = std::string(kEtcNetns) + "/" + name_;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw std::runtime_error("netns: cannot create " + dir + ": " + error.message());
+  hosts_written_ = true;  // from here on the destructor removes the directory
+  // Written aside and renamed: a program starting meanwhile sees the old file or the new one.
+  const std::string path = hosts_path();
+  {
+    std::ofstream out(path + ".new", std::ios::trunc);
+    out << "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+    for (const auto& [address, host] : entries) out << address << "\t" << host << "\n";
+    out.close();
+    if (!out) throw std::runtime_error("netns: cannot write " + path + ".new");
+  }
+  std::filesystem::rename(path + ".new", path, error);
+  if (error) throw std::runtime_error("netns: cannot rename to " + path + ": " + error.message());
 }
 
 std::vector<std::string> NetNamespace::command(const std::vector<std::string>& argv) const {
