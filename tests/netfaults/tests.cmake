@@ -8,7 +8,8 @@ set(_netfaults ${CMAKE_CURRENT_LIST_DIR})
 
 # The contenders (fault_holder, `zklock exec`) and the namespaced ensemble, shared by the suites.
 add_library(zklock_netfault_tools STATIC ${_netfaults}/contenders.cpp
-                                         ${_netfaults}/netns_ensemble.cpp)
+                                         ${_netfaults}/netns_ensemble.cpp
+                                         ${_netfaults}/client_config.cpp)
 target_include_directories(zklock_netfault_tools PUBLIC ${_netfaults})
 target_link_libraries(zklock_netfault_tools PUBLIC zklock_fault_tools zklock_test_support)
 target_compile_definitions(zklock_netfault_tools
@@ -20,11 +21,15 @@ if(TARGET zklock-cli)
   add_dependencies(zklock_netfault_tools zklock-cli)
 endif()
 
+# The trial and verdict of the cut scenarios (follower, observer, leader), on the library.
+add_library(zklock_netfault_trials STATIC ${_netfaults}/cut_trial.cpp)
+target_link_libraries(zklock_netfault_trials PUBLIC zklock zklock_netfault_tools)
+
 zklock_add_test(netns_test ${_netfaults}/netns_test.cpp
                 LIBS zklock_netfault_tools TIMEOUT 300 LABELS netfaults)
 
 zklock_add_test(follower_cut_test ${_netfaults}/follower_cut_test.cpp
-                LIBS zklock zklock_netfault_tools TIMEOUT 900 LABELS netfaults)
+                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
 
 zklock_add_test(physical_blip_test ${_netfaults}/physical_blip_test.cpp
                 LIBS zklock zklock_netfault_tools TIMEOUT 900 LABELS netfaults)
