@@ -21,8 +21,8 @@ if(TARGET zklock-cli)
   add_dependencies(zklock_netfault_tools zklock-cli)
 endif()
 
-# The trial and verdict of the cut scenarios (follower, observer, leader), on the library.
-add_library(zklock_netfault_trials STATIC ${_netfaults}/cut_trial.cpp)
+# The trials and verdicts of the cut scenarios (follower, observer, leader) and of the blips.
+add_library(zklock_netfault_trials STATIC ${_netfaults}/cut_trial.cpp ${_netfaults}/blip_trial.cpp)
 target_link_libraries(zklock_netfault_trials PUBLIC zklock zklock_netfault_tools)
 
 zklock_add_test(netns_test ${_netfaults}/netns_test.cpp
@@ -32,4 +32,7 @@ zklock_add_test(follower_cut_test ${_netfaults}/follower_cut_test.cpp
                 LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
 
 zklock_add_test(physical_blip_test ${_netfaults}/physical_blip_test.cpp
-                LIBS zklock zklock_netfault_tools TIMEOUT 900 LABELS netfaults)
+                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
+
+zklock_add_test(leader_isolation_test ${_netfaults}/leader_isolation_test.cpp
+                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
