@@ -36,3 +36,6 @@ zklock_add_test(physical_blip_test ${_netfaults}/physical_blip_test.cpp
 
 zklock_add_test(leader_isolation_test ${_netfaults}/leader_isolation_test.cpp
                 LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
+
+zklock_add_test(production_blip_test ${_netfaults}/production_blip_test.cpp
+                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
