@@ -119,7 +119,8 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
   if (!wait_until(
           [&] {
             return std::all_of(pairs.begin(), pairs.end(), [&](const Pair& p) {
-              return lock_children(context.monitor, p.plan.holder.server_path(p.path)).size() == 2;
+              Session& monitor = p.plan.monitor != nullptr ? *p.plan.monitor : context.monitor;
+              return lock_children(monitor, p.plan.holder.server_path(p.path)).size() == 2;
             });
           },
           30s)) {

@@ -35,6 +35,7 @@ struct CutPairPlan {
   ClientTarget holder;
   const NetNamespace* waiter_ns = nullptr;
   ClientTarget waiter;
+  Session* monitor = nullptr;  // sees this pair's queue (no chroot); nullptr: the context's
 };
 
 // Moments of one trial the scenario recorded while it was cut (CLOCK_MONOTONIC ns), by name, e.g.

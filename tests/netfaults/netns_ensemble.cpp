@@ -58,7 +58,8 @@ std::string NetnsEnsemble::voters_connect_string() const {
 }
 
 std::string NetnsEnsemble::host_name(int i) const {
-  return netns_name_prefix() + "-zk" + std::to_string(i + 1);
+  // The node's namespace name is unique in the process, and has the pid in it.
+  return nodes_.at(static_cast<std::size_t>(i))->netns.name() + "-zk" + std::to_string(i + 1);
 }
 
 std::vector<std::pair<std::string, std::string>> NetnsEnsemble::hosts_entries() const {

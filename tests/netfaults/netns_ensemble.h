@@ -15,7 +15,8 @@
 // links; by default behind ObserverMasters (ZkEnsemble::ObserverMasters::kOnFollowers), so each
 // syncs from a follower, not from the leader (docs/reliability.md; review 3, item 15).
 //
-// Host names: host_name(i) is a name unique to this test process ("zkl<pid>-zk<myid>");
+// Host names: host_name(i) is a name unique to this test process and ensemble
+// ("<node's namespace>-zk<myid>", e.g. "zkl4242n3-zk1");
 // hosts_entries() is what a client namespace's hosts file needs to resolve them
 // (NetNamespace::set_hosts).
 //
