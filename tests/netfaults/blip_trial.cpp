@@ -97,12 +97,18 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   r.worst_overshoot_ns = r.outage_ns() - nominal_ns;
   r.applicable = r.outage_ns() - nominal_ns <= margin_ns;
 
-  // The outcome: told Lost, or the lock is Held again (the session answered after the blip).
+  // The outcome: told Lost, or the lock is Held again (the session answered after the blip). A
+  // blip shorter than suspend_after (T/3) may pass unnoticed: no Suspended, so no "Held again".
+  // Such a holder kept the lock if it is still Held, never Suspended, T after the cut - by then
+  // it would have been told Lost (at the latest the confirmation before the cut + T - m) had its
+  // session not answered after the heal.
   const ContenderKind kind = plan.kind;
   auto back = [&] {
     return kind == ContenderKind::kExecHolder ? holder.exec_says_back()
                                               : holder.answered_again_ns(r.cut_ns) != 0;
   };
+  const auto unnoticed_after = cut_at + session;
+  bool unnoticed = false;         // held through without ever being Suspended
   std::int64_t seen_back_ns = 0;  // exec: when the test saw zklock report the lock Held again
   const bool settled = wait_until(
       [&] {
@@ -110,11 +116,13 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
           seen_back_ns = faults::monotonic_ns();
           return true;
         }
-        return holder.told_lost_ns() != 0 || !holder.process().running();
+        if (holder.told_lost_ns() != 0 || !holder.process().running()) return true;
+        unnoticed = std::chrono::steady_clock::now() >= unnoticed_after && !holder.saw_suspended();
+        return unnoticed;
       },
       3 * session, 10ms);
   if (!settled) r.error = "neither told Lost nor Held again within 3 T of the heal";
-  if (holder.told_lost_ns() == 0 && back()) {
+  if (holder.told_lost_ns() == 0 && (back() || unnoticed)) {
     holder.finish();  // the hold ends normally; the waiter takes over after the release
   } else if (!wait_until([&] { return waiter.acquired_ns() != 0; }, 3 * session)) {
     r.error = "the holder lost the lock but the waiter never acquired";

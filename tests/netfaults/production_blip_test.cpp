@@ -133,6 +133,8 @@ struct ProductionSetup {
         std::make_unique<Session>(faults::quiet(options_for(server->connect_string(), 10s)));
     ensemble_monitor = std::make_unique<Session>(
         faults::quiet(options_for(ensemble->voters_connect_string(), 10s)));
+    observed_monitor = std::make_unique<Session>(
+        faults::quiet(options_for(observed->voters_connect_string(), 10s)));
     ensure_chroot(*server_monitor);
   }
 
