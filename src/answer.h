@@ -9,6 +9,13 @@
 
 namespace zklock::detail {
 
+/// True when `rc` means the server answered the request (false: it never did, or we cannot know
+/// that it did - a lost connection, a timeout, a closing or dead handle).
+inline bool answered(Errc rc) noexcept {
+  return rc != Errc::connection_loss && rc != Errc::operation_timeout && rc != Errc::closing &&
+         rc != Errc::invalid_state && rc != Errc::session_expired;
+}
+
 struct Answer {
   unsigned generation = 0;
   std::uint64_t epoch = 0;     // connection epoch (ClientConnection::epoch()) it was answered on

@@ -129,12 +129,6 @@ NodeStat to_node_stat(const struct Stat* s) {
   return n;
 }
 
-// Codes that mean the server never answered (or we cannot know that it did).
-bool unanswered(Errc rc) {
-  return rc == Errc::connection_loss || rc == Errc::operation_timeout || rc == Errc::closing ||
-         rc == Errc::invalid_state || rc == Errc::session_expired;
-}
-
 // ZRUNTIMEINCONSISTENCY is a multi's answer when one of its operations failed (the others carry it,
 // the failing one its own code), and also what the C client fails every pending request with when
 // it drops a connection whose answers came out of order (as ZMARSHALLINGERROR when it could not
@@ -417,6 +411,15 @@ void ClientConnection::exists(const std::string& path, Completion done) {
   submitted(submission, ctx, zoo_aexists(zh_, ctx->path.c_str(), 0, &on_stat, ctx));
 }
 
+void ClientConnection::get_config(Completion done) {
+  const FaultDecision decision = consult_hook(Operation::kGetData, ZOO_CONFIG_NODE);
+  Submission submission(*this);
+  OpContext* ctx = begin(submission, Operation::kGetData, ZOO_CONFIG_NODE, done, decision, false);
+  if (!ctx) return;
+  // zoo_awgetconfig sends the config node's path as it is: the chroot is not prepended.
+  submitted(submission, ctx, zoo_awgetconfig(zh_, nullptr, nullptr, &on_data, ctx));
+}
+
 std::uint64_t ClientConnection::get_children_watched(const std::string& path, WatchFn watch,
                                                      Completion done) {
   const FaultDecision decision = consult_hook(Operation::kGetChildren, path);
@@ -547,16 +550,17 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
                               0, completion, ctx));
 }
 
-bool ClientConnection::force_reconnect(bool even_if_connected) {
+std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even_if_connected) {
   bool moved = false;
+  BootClock::time_point closed_at;
   {
     std::lock_guard lock(mutex_);
-    if (closed_ || zh_ == nullptr) return false;
+    if (closed_ || zh_ == nullptr) return std::nullopt;
     const int state = zoo_state(zh_);
-    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return false;
-    if (state == 0) return false;  // between two attempts: the next one opens a new socket anyway
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return std::nullopt;
+    if (state == 0) return std::nullopt;  // between attempts: the next one opens a socket anyway
     const bool up = state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE;
-    if (up && !even_if_connected) return false;  // it got through meanwhile
+    if (up && !even_if_connected) return std::nullopt;  // it got through meanwhile
     // The C client has no "reconnect now". Its server-list update closes the connection when it
     // decides to move this client: with our list written twice, it does so with probability 1/2
     // (the load-balancing rule for a grown list); written once again, it stays where it is. The
@@ -571,12 +575,14 @@ bool ClientConnection::force_reconnect(bool even_if_connected) {
       moved = zoo_state(zh_) == ZOO_NOTCONNECTED_STATE;
       zoo_set_servers(zh_, hosts_.c_str());
     }
+    closed_at = BootClock::now();
   }
+  if (!moved) return std::nullopt;
   // The C client's I/O thread may sleep in poll() on the closed socket for up to a third of the
   // session timeout; a queued request wakes it, and it connects at once. (Its answer, on the new
   // connection, is a heartbeat like any other.)
-  if (moved) exists("/", [](OpResult&&) {});
-  return moved;
+  exists("/", [](OpResult&&) {});
+  return closed_at;
 }
 
 void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
@@ -593,7 +599,7 @@ void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
       // exactly as after a connection loss.
       result = OpResult{Errc::connection_loss, {}, {}, {}, {}};
     }
-    answered = !unanswered(result.rc) && !ctx->lose_reply;
+    answered = detail::answered(result.rc) && !ctx->lose_reply;
     if (ctx->lose_reply) result = OpResult{ctx->lose_code, {}, {}, {}, {}};
     // A read that set no watch (the node is missing, or the answer never came) leaves no watch
     // on the server: forget ours, or a later removal would think another watch still needs it.

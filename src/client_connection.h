@@ -139,6 +139,9 @@ class ClientConnection {
   /// missing). Returns: the watch id (0 without a watch) for remove_watch().
   std::uint64_t get_data(const std::string& path, WatchFn watch, Completion done);
   void exists(const std::string& path, Completion done);
+  /// Reads the ensemble's configuration (/zookeeper/config) - outside any chroot of the connect
+  /// string, which applies to every other path. No watch.
+  void get_config(Completion done);
   /// getChildren with a watch on the children of `path` (none is left if `path` is missing).
   /// Returns: the watch id (0 without a watch) for remove_watch().
   std::uint64_t get_children_watched(const std::string& path, WatchFn watch, Completion done);
@@ -159,8 +162,9 @@ class ClientConnection {
   /// list), keeping the session, its ephemeral nodes and its watches: for a connection that stopped
   /// answering, instead of waiting for TCP's retransmission and SYN backoff. Requests in flight
   /// fail with connection_loss. A connection that is up is left alone unless `even_if_connected`.
-  /// Returns: true if the old connection was dropped (every later one was opened after this call).
-  bool force_reconnect(bool even_if_connected);
+  /// Returns: if the old connection was dropped, a moment after its socket was closed: every
+  ///   request sent from then on goes out on a connection opened later.
+  std::optional<BootClock::time_point> force_reconnect(bool even_if_connected);
 
   /// Fails every pending request now with `code` (their contexts stay alive for the C client).
   void fail_pending(Errc code);

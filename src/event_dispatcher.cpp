@@ -4,39 +4,48 @@
 #include <vector>
 
 namespace zklock::detail {
+namespace {
+
+// The dispatcher whose thread this is (null on every other thread).
+thread_local const void* current_dispatcher = nullptr;
+
+}  // namespace
 
 EventDispatcher::~EventDispatcher() { stop(); }
 
 void EventDispatcher::start() {
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([state = state_] {
+    current_dispatcher = state.get();
+    loop(state);
+  });
 }
 
 void EventDispatcher::stop() noexcept {
   {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    wake_.notify_all();
+    std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+    state_->wake.notify_all();
   }
   if (!thread_.joinable()) return;
   if (on_thread()) {
-    thread_.detach();
+    thread_.detach();  // it co-owns state_: it drains and ends on its own
   } else {
     thread_.join();
   }
 }
 
 bool EventDispatcher::try_post(std::function<void()>& task) {
-  std::lock_guard lock(mutex_);
-  if (stopping_) return false;
-  tasks_.push_back(std::move(task));
-  wake_.notify_one();
+  std::lock_guard lock(state_->mutex);
+  if (state_->stopping) return false;
+  state_->tasks.push_back(std::move(task));
+  state_->wake.notify_one();
   return true;
 }
 
 void EventDispatcher::post(std::function<void()> task) {
-  std::lock_guard lock(mutex_);
-  tasks_.push_back(std::move(task));
-  wake_.notify_one();
+  std::lock_guard lock(state_->mutex);
+  state_->tasks.push_back(std::move(task));
+  state_->wake.notify_one();
 }
 
 void EventDispatcher::flush(std::chrono::milliseconds timeout) {
@@ -55,56 +64,55 @@ void EventDispatcher::flush(std::chrono::milliseconds timeout) {
   flag->cv.wait_for(lock, timeout, [&] { return flag->done; });
 }
 
-bool EventDispatcher::on_thread() const noexcept {
-  return std::this_thread::get_id() == thread_.get_id();
-}
+bool EventDispatcher::on_thread() const noexcept { return current_dispatcher == state_.get(); }
 
-void EventDispatcher::loop() {
-  std::unique_lock lock(mutex_);
+void EventDispatcher::loop(const std::shared_ptr<State>& state) {
+  std::unique_lock lock(state->mutex);
   while (true) {
-    wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
-    if (tasks_.empty()) break;  // stopping and drained
-    auto task = std::move(tasks_.front());
-    tasks_.pop_front();
+    state->wake.wait(lock, [&] { return state->stopping || !state->tasks.empty(); });
+    if (state->tasks.empty()) break;  // stopping and drained
+    auto task = std::move(state->tasks.front());
+    state->tasks.pop_front();
     lock.unlock();
     try {
       task();
     } catch (...) {
       // A throwing user callback must not take the Session down.
     }
+    task = nullptr;  // what it captured goes now, not under the lock
     lock.lock();
   }
 }
 
 Session::ListenerId EventDispatcher::add_listener(Session::Listener listener) {
-  std::lock_guard lock(listeners_mutex_);
-  const auto id = next_listener_id_++;
-  listeners_.emplace(id, std::make_shared<Session::Listener>(std::move(listener)));
+  std::lock_guard lock(state_->listeners_mutex);
+  const auto id = state_->next_listener_id++;
+  state_->listeners.emplace(id, std::make_shared<Session::Listener>(std::move(listener)));
   return id;
 }
 
 void EventDispatcher::remove_listener(Session::ListenerId id) {
   {
-    std::lock_guard lock(listeners_mutex_);
-    listeners_.erase(id);
+    std::lock_guard lock(state_->listeners_mutex);
+    state_->listeners.erase(id);
   }
   if (!on_thread()) {
-    std::lock_guard delivery(delivery_mutex_);  // a running delivery finishes first
+    std::lock_guard delivery(state_->delivery_mutex);  // a running delivery finishes first
   }
 }
 
 void EventDispatcher::publish(const SessionEvent& event) {
-  post([this, event] {
+  post([state = state_, event] {
     std::vector<std::pair<Session::ListenerId, std::shared_ptr<Session::Listener>>> snapshot;
     {
-      std::lock_guard lock(listeners_mutex_);
-      snapshot.assign(listeners_.begin(), listeners_.end());
+      std::lock_guard lock(state->listeners_mutex);
+      snapshot.assign(state->listeners.begin(), state->listeners.end());
     }
     for (auto& [id, listener] : snapshot) {
-      std::lock_guard delivery(delivery_mutex_);
+      std::lock_guard delivery(state->delivery_mutex);
       {
-        std::lock_guard lock(listeners_mutex_);
-        if (listeners_.count(id) == 0) continue;
+        std::lock_guard lock(state->listeners_mutex);
+        if (state->listeners.count(id) == 0) continue;
       }
       (*listener)(event);
     }

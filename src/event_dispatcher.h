@@ -4,6 +4,11 @@
 // Posting never blocks on user code (a slow listener delays other callbacks, never ZooKeeper's
 // threads or zklock's monitor). remove_listener() waits for a delivery to that listener that is
 // running right now, unless it is called from a callback (on this thread).
+//
+// Lifetime: everything the thread touches (its queue, the listeners) lives in a State that the
+// thread co-owns. stop() called from a callback (Session::close() inside a listener or a lock
+// handler) cannot join the thread it runs on: it detaches it, and the thread finishes the tasks
+// already posted and ends on its own - also after the dispatcher (and the Session) are gone.
 #pragma once
 
 #include <condition_variable>
@@ -28,7 +33,7 @@ class EventDispatcher {
 
   void start();
   /// Effects: runs what was posted so far, then ends the thread (joined; detached when called
-  /// from a callback). Later posts are dropped. Idempotent.
+  /// from a callback, see above). Later posts are dropped. Idempotent.
   void stop() noexcept;
 
   /// Runs `task` on the dispatcher's thread after everything posted before it.
@@ -47,18 +52,22 @@ class EventDispatcher {
   void publish(const SessionEvent& event);
 
  private:
-  void loop();
+  struct State {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<std::function<void()>> tasks;
+    bool stopping = false;
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
+    std::mutex listeners_mutex;
+    std::mutex delivery_mutex;  // held while a listener runs: remove_listener waits on it
+    std::map<Session::ListenerId, std::shared_ptr<Session::Listener>> listeners;
+    Session::ListenerId next_listener_id = 1;
+  };
+
+  static void loop(const std::shared_ptr<State>& state);
+
+  const std::shared_ptr<State> state_ = std::make_shared<State>();
   std::thread thread_;
-
-  std::mutex listeners_mutex_;
-  std::mutex delivery_mutex_;  // held while a listener runs: remove_listener waits on it
-  std::map<Session::ListenerId, std::shared_ptr<Session::Listener>> listeners_;
-  Session::ListenerId next_listener_id_ = 1;
 };
 
 }  // namespace zklock::detail

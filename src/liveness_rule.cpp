@@ -104,8 +104,14 @@ LivenessDecision LivenessRule::evaluate(const LivenessSettings& s, const Livenes
     const TimePoint since = in.phase_since ? *in.phase_since : now;
     switch (in.phase) {
       case LinkPhase::kConnected:
-        stuck = heartbeat_overdue;
-        if (in.heartbeat_pending) stuck_at = *in.heartbeat_pending + s.suspend_after;
+        if (in.heartbeat_pending) {
+          // Reads answer: the leader is slow, the connection is not silent (see the header).
+          const Duration patience = in.heartbeat_read_answered
+                                        ? std::max<Duration>(s.suspend_after, s.session_timeout / 2)
+                                        : s.suspend_after;
+          stuck_at = *in.heartbeat_pending + patience;
+          stuck = now >= stuck_at;
+        }
         break;
       case LinkPhase::kConnecting:
         stuck_at = since + s.reconnect_interval;

@@ -11,6 +11,10 @@
 // the latest confirmation - a busy session needs none - and at once after each (re)connection.
 // While Suspended and silent, a fresh connection is forced every `reconnect_interval`, so that the
 // session answers again within a round trip of the network healing instead of after TCP's backoff.
+// A connection whose heartbeat read was answered is not silent - only the leader is slow to answer
+// the sync (a GC pause, a slow disk): it is dropped only once the sync has waited T/2, so that a
+// leader pause does not make every client of the ensemble reconnect at once, while a follower cut
+// off from its leader is still left early enough to revalidate the session through another one.
 #pragma once
 
 #include <chrono>
@@ -50,6 +54,7 @@ struct LivenessInputs {
   LinkPhase phase = LinkPhase::kConnecting;
   std::optional<TimePoint> phase_since;        // when `phase` began (as observed)
   std::optional<TimePoint> heartbeat_pending;  // send time of the heartbeat in flight, if any
+  bool heartbeat_read_answered = false;  // its read came back: the connection works (slow sync)
   std::optional<TimePoint> last_heartbeat;     // send time of the latest heartbeat
   bool heartbeat_requested = false;            // (re)connected: prove the session lives at once
   std::optional<TimePoint> last_reconnect;     // when a reconnect was last forced

@@ -1,6 +1,7 @@
 #include "lock_node_name.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "zklock/contender.h"
 
@@ -34,6 +35,24 @@ std::vector<std::string> own_nodes(const std::vector<std::string>& children,
     return parse_contender_name(a)->sequence < parse_contender_name(b)->sequence;
   });
   return ours;
+}
+
+std::int32_t lease_sequence(std::string_view name) noexcept {
+  const auto at = name.rfind(kLeaseMarker);
+  if (at == std::string_view::npos) return 0;
+  std::int32_t seq = 0;
+  const char* begin = name.data() + at + kLeaseMarker.size();
+  std::from_chars(begin, name.data() + name.size(), seq);
+  return seq;
+}
+
+std::vector<std::string> leases_in_order(std::vector<std::string> names) {
+  // By the sequence ZooKeeper appended, as a signed number (printf's "%010d" of the parent's
+  // cversion, which may be negative): creation order.
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return lease_sequence(a) < lease_sequence(b);
+  });
+  return names;
 }
 
 }  // namespace zklock::detail

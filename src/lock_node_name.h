@@ -4,7 +4,9 @@
 // Curator's InterProcessReadWriteLock.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zklock/contender.h"
@@ -25,5 +27,14 @@ std::string node_name_of(const std::string& path);
 std::vector<std::string> own_nodes(const std::vector<std::string>& children,
                                    const std::string& uuid,
                                    ContenderKind kind = ContenderKind::kExclusive);
+
+/// The marker of a Semaphore's lease nodes (Curator's InterProcessSemaphoreV2): "_c_<uuid>-lease-".
+inline constexpr std::string_view kLeaseMarker = "-lease-";
+
+/// Returns: the signed sequence of a lease node's name (0 if it has none).
+std::int32_t lease_sequence(std::string_view name) noexcept;
+
+/// Returns: `names` (a Semaphore's lease nodes, "..-lease-<sequence>") in creation order.
+std::vector<std::string> leases_in_order(std::vector<std::string> names);
 
 }  // namespace zklock::detail

@@ -61,15 +61,16 @@ LockRequest MutexCore::async_acquire(ContenderKind kind, AsyncLockOptions option
     const auto delay = std::chrono::ceil<std::chrono::milliseconds>(*deadline - now);
     std::weak_ptr<MutexCore> weak_core = shared_from_this();
     std::weak_ptr<Attempt> weak_attempt = a;
-    session_->schedule(std::max(delay, std::chrono::milliseconds(0)), [weak_core, weak_attempt] {
-      auto core = weak_core.lock();
-      auto attempt = weak_attempt.lock();
-      if (!core || !attempt) return;
-      std::lock_guard deadline_lock(core->mutex_);
-      if (attempt->result == Attempt::Result::kPending && !attempt->async->settled) {
-        core->end_async_locked(attempt, Errc::timed_out);
-      }
-    });
+    a->async->deadline_task = session_->schedule(
+        std::max(delay, std::chrono::milliseconds(0)), [weak_core, weak_attempt] {
+          auto core = weak_core.lock();
+          auto attempt = weak_attempt.lock();
+          if (!core || !attempt) return;
+          std::lock_guard deadline_lock(core->mutex_);
+          if (attempt->result == Attempt::Result::kPending && !attempt->async->settled) {
+            core->end_async_locked(attempt, Errc::timed_out);
+          }
+        });
   }
   start_create_locked(a);
   return request;
@@ -79,6 +80,7 @@ void MutexCore::settle_async_locked(const AttemptPtr& a, Errc code) {
   Attempt::Async& async = *a->async;
   if (async.settled) return;
   async.settled = true;
+  session_->cancel_scheduled(std::exchange(async.deadline_task, {}));
   if (code == Errc::ok && a->result != Attempt::Result::kAcquired) code = Errc::timed_out;
   auto hold = std::make_shared<Hold>();
   if (code == Errc::ok) {
@@ -105,9 +107,12 @@ void MutexCore::settle_async_locked(const AttemptPtr& a, Errc code) {
 void MutexCore::end_async_locked(const AttemptPtr& a, Errc code) {
   a->error = code;
   a->result = Attempt::Result::kNotAcquired;
+  const bool recovering = a->phase == Attempt::Phase::kRecovering;
   cleanup_locked(a);  // settles when nothing of it is left (finish_cleanup_locked)
-  if (!a->async->settled && !session_->connected()) {
-    settle_async_locked(a, code);  // no waiting for a reconnect: the node goes with the session
+  if (!a->async->settled && (!session_->connected() || recovering)) {
+    // No waiting for a reconnect (the node goes with the session if it comes to that), nor for
+    // a lost create's recovery: that goes on in the background and deletes what it finds.
+    settle_async_locked(a, code);
   }
 }
 

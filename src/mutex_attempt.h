@@ -69,6 +69,7 @@ struct MutexCore::Attempt {
     bool released = false;  // its Hold released it, or the Mutex was destroyed
     LockState reported_state = LockState::kNotHeld;
     std::optional<Acquisition> acquisition;
+    SessionCore::ScheduledId deadline_task;  // cancelled once settled
   };
   std::unique_ptr<Async> async;  // null for a blocking lock()
 };

@@ -12,6 +12,9 @@ namespace zklock::detail {
 
 void MutexCore::cleanup_locked(const AttemptPtr& a) {
   const bool was_watching = a->phase == Attempt::Phase::kWatching;
+  // A lost create reply being recovered: our node may well exist, its path not known yet
+  // (CURATOR-79). The recovery goes on, in cleaning mode: it deletes what it finds.
+  const bool was_recovering = a->phase == Attempt::Phase::kRecovering;
   if (a->probe != 0) {
     session_->remove_probe(a->probe);
     a->probe = 0;
@@ -31,6 +34,10 @@ void MutexCore::cleanup_locked(const AttemptPtr& a) {
   }
   a->pred_watch = 0;
   if (a->node_path.empty()) {
+    if (was_recovering) {
+      recover_locked(a);
+      return;
+    }
     finish_cleanup_locked(a);
     return;
   }

@@ -122,8 +122,14 @@ void MutexCore::report_state_locked() {
 // ---------------------------------------------------------------------------------------------
 // Application-facing
 
+std::uint64_t MutexCore::cancel_epoch() const noexcept {
+  std::lock_guard lock(mutex_);
+  return cancel_epoch_;
+}
+
 bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_point> deadline,
-                        bool try_once, bool throw_on_cancel) {
+                        bool try_once, bool throw_on_cancel,
+                        std::optional<std::uint64_t> cancel_epoch) {
   const std::string context = this->context();
   Lock lock(mutex_);
   if (held_ && owner_ == std::this_thread::get_id()) {
@@ -145,7 +151,7 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
       core->cv_.notify_all();
     }
   } leave{this};
-  const std::uint64_t epoch = cancel_epoch_;
+  const std::uint64_t epoch = cancel_epoch ? *cancel_epoch : cancel_epoch_;
   auto give_up = [&]() -> bool {  // after a cancel, a timeout or the end of the Mutex
     if (session_->closed()) throw ClosedError(Errc::closed, context);
     if (shut_down_) throw CancelledError(context + "::lock: the Mutex was destroyed while waiting");

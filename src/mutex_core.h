@@ -68,8 +68,12 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   ///   when `try_once` found the lock taken.
   /// Throws: Error(would_deadlock), CancelledError (cancel() with `throw_on_cancel`, or the Mutex
   ///   destroyed), ClosedError, NotAuthorizedError, Error.
+  /// `cancel_epoch` (cancel_epoch()'s value, read earlier): cancels since then count, as if the
+  /// call had begun then (none: from the call on).
   bool acquire(ContenderKind kind, std::optional<SteadyClock::time_point> deadline, bool try_once,
-               bool throw_on_cancel);
+               bool throw_on_cancel, std::optional<std::uint64_t> cancel_epoch = std::nullopt);
+  /// How many cancel() calls there have been.
+  std::uint64_t cancel_epoch() const noexcept;
   /// Releases the held lock, if it is held as one of `kinds` (or as anything, with no kinds).
   void release(std::initializer_list<ContenderKind> kinds = {}) noexcept;
   /// Turns a held write lock into a read lock without letting a writer in between: a read node
@@ -139,6 +143,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   bool step_failed_locked(const AttemptPtr& a, Errc rc, std::function<void()> retry);
   void retry_when_connected_locked(const AttemptPtr& a, std::function<void()> retry);
   void retry_later_locked(const AttemptPtr& a, std::function<void()> retry);
+  void retry_cleaning_locked(const AttemptPtr& a, std::function<void()> retry);
   void rearm_self_watch_locked(const AttemptPtr& a);
   bool still_held_locked(const AttemptPtr& a) const;
 

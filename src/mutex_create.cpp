@@ -160,9 +160,17 @@ void MutexCore::on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& 
       a->phase = Attempt::Phase::kRecovering;
       recover_locked(a);
       return;
-    default:
-      if (step_failed_locked(a, r.rc, nullptr)) return;
+    default: {
+      // A throttled create was never applied (the server drops it before processing it): send
+      // it again after a pause. Any other refusal is final.
+      std::function<void()> retry;
+      if (r.rc == Errc::throttled) {
+        auto self = shared_from_this();
+        retry = [self, a] { self->start_create_locked(a); };
+      }
+      if (step_failed_locked(a, r.rc, std::move(retry))) return;
       fail_locked(a, r.rc);
+    }
   }
 }
 

@@ -16,6 +16,8 @@ namespace {
 constexpr int kMaxRequeues = 16;  // our node vanishing again and again: fail, do not spin
 constexpr std::chrono::milliseconds kFirstRetryDelay{50};
 constexpr std::chrono::milliseconds kMaxRetryDelay{2000};
+// While the connection is down, how often a cleanup looks whether it is back (sends nothing).
+constexpr std::chrono::milliseconds kCleaningPoll{100};
 
 bool is_session_gone(Errc rc) {
   return rc == Errc::session_lost || rc == Errc::session_expired || rc == Errc::invalid_state ||
@@ -451,12 +453,19 @@ bool MutexCore::step_failed_locked(const AttemptPtr& a, Errc rc, std::function<v
     }
     return true;
   }
-  if (is_session_gone(rc) || a->generation != session_->generation()) {
-    // on_session_change restarts (or, when cleaning, finishes) once the next generation is there.
-    if (a->phase == Attempt::Phase::kCleaning) {
-      if (a->generation != session_->generation()) finish_cleanup_locked(a);
+  if (a->phase == Attempt::Phase::kCleaning) {
+    if (a->generation != session_->generation()) {
+      finish_cleanup_locked(a);  // the node (if any) went with its session
       return true;
     }
+    if (is_session_gone(rc) || cured_by_reconnecting(rc) || worth_retrying_later(rc)) {
+      retry_cleaning_locked(a, retry ? std::move(retry) : [] {});
+      return true;
+    }
+    return false;
+  }
+  if (is_session_gone(rc) || a->generation != session_->generation()) {
+    // on_session_change restarts once the next generation is there.
     a->phase = Attempt::Phase::kAwaitGeneration;
     if (a->generation != session_->generation()) restart_locked(a);
     return true;
@@ -479,6 +488,27 @@ void MutexCore::retry_when_connected_locked(const AttemptPtr& a, std::function<v
   }
   a->retry_pending = true;
   a->retry = std::move(retry);
+}
+
+// A cleanup must finish even after its Mutex is gone (no observer hears of reconnects then): it is
+// driven by the session's scheduler, and the task keeps this core alive until it is done.
+void MutexCore::retry_cleaning_locked(const AttemptPtr& a, std::function<void()> retry) {
+  const unsigned step = a->step;
+  const auto delay = session_->connected() ? backoff(a->retry_attempts++) : kCleaningPoll;
+  auto self = shared_from_this();
+  session_->schedule(delay, [self, a, step, retry = std::move(retry)]() mutable {
+    std::lock_guard lock(self->mutex_);
+    if (a->step != step || a->phase != Attempt::Phase::kCleaning) return;
+    if (self->session_->closed() || a->generation != self->session_->generation()) {
+      self->finish_cleanup_locked(a);  // closing deleted it, or it went with its session
+      return;
+    }
+    if (!self->session_->connected()) {
+      self->retry_cleaning_locked(a, std::move(retry));  // look again soon; nothing sent
+      return;
+    }
+    retry();
+  });
 }
 
 void MutexCore::retry_later_locked(const AttemptPtr& a, std::function<void()> retry) {

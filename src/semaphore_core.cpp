@@ -12,8 +12,6 @@
 namespace zklock::detail {
 namespace {
 
-constexpr std::chrono::milliseconds kRecancelInterval{20};
-
 MutexOptions internal_lock_options(const SemaphoreOptions& options) {
   MutexOptions o;
   o.description = options.description;
@@ -65,84 +63,41 @@ void SemaphoreCore::shutdown() noexcept {
 }
 
 void SemaphoreCore::cancel() noexcept {
-  {
-    std::lock_guard lock(mutex_);
-    ++cancel_epoch_;
-    cv_.notify_all();
-  }
-  lock_->cancel();
-  try {
-    recancel_later();
-  } catch (...) {  // out of memory: a thread entering the internal lock just now may miss it
-  }
-}
-
-// A thread that checked its epoch just before cancel() and reaches the MutexCore just after it
-// would not see the cancel there: cancel the internal lock again until every such thread has
-// left it. A thread of a later epoch woken by it takes its turn again (take_internal_lock).
-void SemaphoreCore::recancel_later() {
+  // Both epochs move under mutex_ (lock order: this mutex_, then the internal lock's): a thread
+  // that read them before is cancelled at once, one that reads them after is not cancelled at all.
   std::lock_guard lock(mutex_);
-  if (recancel_scheduled_) return;
-  if (entering_.empty() || *entering_.begin() >= cancel_epoch_) return;
-  recancel_scheduled_ = true;
-  std::weak_ptr<SemaphoreCore> weak = shared_from_this();
-  session_->schedule(kRecancelInterval, [weak] {
-    auto self = weak.lock();
-    if (!self) return;
-    bool again = false;
-    {
-      std::lock_guard guard(self->mutex_);
-      self->recancel_scheduled_ = false;
-      again = !self->entering_.empty() && *self->entering_.begin() < self->cancel_epoch_;
-    }
-    if (!again) return;
-    self->lock_->cancel();
-    self->recancel_later();
-  });
+  ++cancel_epoch_;
+  cv_.notify_all();
+  lock_->cancel();
 }
 
 bool SemaphoreCore::take_internal_lock(std::optional<SteadyClock::time_point> deadline,
                                        bool try_once, std::uint64_t epoch) {
-  while (true) {
-    {
-      std::lock_guard lock(mutex_);
-      if (cancelled_since(epoch)) return false;
-      entering_.insert(epoch);
-    }
-    struct Leave {
-      SemaphoreCore* core;
-      std::uint64_t epoch;
-      ~Leave() {
-        std::lock_guard lock(core->mutex_);
-        core->entering_.erase(core->entering_.find(epoch));
-      }
-    };
-    bool got = false;
-    {
-      Leave leave{this, epoch};
-      try {
-        got = lock_->acquire(ContenderKind::kExclusive, try_once ? SteadyClock::now() : deadline,
-                             try_once, false);
-      } catch (const ClosedError&) {
-        if (session_->closed()) throw;
-        return false;  // the internal lock was shut down: ~Semaphore
-      }
-    }
-    if (got) {
-      bool cancelled = false;
-      {
-        std::lock_guard lock(mutex_);
-        cancelled = cancelled_since(epoch);
-      }
-      if (!cancelled) return true;
-      lock_->release();
-      return false;
-    }
+  std::uint64_t lock_epoch = 0;
+  {
+    // The internal lock's cancel epoch, read with ours: a cancel() after this check reaches the
+    // internal lock's acquire() however late this thread gets there.
     std::lock_guard lock(mutex_);
-    if (cancelled_since(epoch) || try_once) return false;
-    if (deadline && SteadyClock::now() >= *deadline) return false;
-    // Woken by a cancel() meant for an earlier caller: take the turn again.
+    if (cancelled_since(epoch)) return false;
+    lock_epoch = lock_->cancel_epoch();
   }
+  bool got = false;
+  try {
+    got = lock_->acquire(ContenderKind::kExclusive, try_once ? SteadyClock::now() : deadline,
+                         try_once, false, lock_epoch);
+  } catch (const ClosedError&) {
+    if (session_->closed()) throw;
+    return false;  // the internal lock was shut down: ~Semaphore
+  }
+  if (!got) return false;
+  bool cancelled = false;
+  {
+    std::lock_guard lock(mutex_);
+    cancelled = cancelled_since(epoch);
+  }
+  if (!cancelled) return true;
+  lock_->release();
+  return false;
 }
 
 std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::time_point> deadline,
@@ -211,15 +166,7 @@ std::vector<std::string> SemaphoreCore::leases() const {
       session_->negotiated_timeout());
   if (listing.rc == Errc::no_node) return {};
   if (listing.rc != Errc::ok) throw_error(listing.rc, context);
-  std::vector<std::string> names = std::move(listing.children);
-  // By the sequence number ZooKeeper appended (the last ten characters), creation order.
-  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    const auto tail = [](const std::string& s) {
-      return s.size() >= 10 ? s.substr(s.size() - 10) : s;
-    };
-    return tail(a) < tail(b);
-  });
-  return names;
+  return leases_in_order(std::move(listing.children));
 }
 
 OpResult SemaphoreCore::call(const std::shared_ptr<ClientConnection>& connection,

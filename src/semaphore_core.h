@@ -111,10 +111,10 @@ class SemaphoreCore final : public SessionObserver,
   bool check_count(std::optional<SteadyClock::time_point> deadline);
   void create_ancestors(const std::string& path);
 
-  // The internal lock, with cancel() made reliable for threads entering it (semaphore_core.cpp).
+  // The internal lock; a cancel() reaches exactly the threads that entered acquire() before it
+  // (semaphore_core.cpp).
   bool take_internal_lock(std::optional<SteadyClock::time_point> deadline, bool try_once,
                           std::uint64_t epoch);
-  void recancel_later();
 
   // The lease phase, holding the internal lock (semaphore_lease_phase.cpp).
   Outcome lease_phase(Round& round, std::optional<SteadyClock::time_point> deadline, bool try_once,
@@ -149,10 +149,6 @@ class SemaphoreCore final : public SessionObserver,
   std::uint64_t cancel_epoch_ = 0;
   bool shut_down_ = false;
   int callers_ = 0;
-  // Epochs of the threads inside take_internal_lock(): a cancel() that came before such a thread
-  // reached the MutexCore is repeated until it has left (recancel_later).
-  std::multiset<std::uint64_t> entering_;
-  bool recancel_scheduled_ = false;
 };
 
 /// One pass of the lease phase: our lease node and the children watches of the leases listing.

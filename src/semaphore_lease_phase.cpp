@@ -4,9 +4,9 @@
 // internal lock's holder sets it - then look again. Every exit other than success deletes our node
 // and removes our watches.
 #include <algorithm>
-#include <charconv>
 #include <utility>
 
+#include "lock_node_name.h"
 #include "random_uuid.h"
 #include "semaphore_core.h"
 
@@ -14,7 +14,6 @@ namespace zklock::detail {
 namespace {
 
 constexpr int kMaxCreates = 16;  // our node vanishing again and again: give up, do not spin
-constexpr std::string_view kLeaseMarker = "-lease-";
 
 bool is_session_gone(Errc rc) {
   return rc == Errc::session_lost || rc == Errc::session_expired || rc == Errc::invalid_state ||
@@ -23,15 +22,6 @@ bool is_session_gone(Errc rc) {
 
 bool outcome_unknown_step(Errc rc) {
   return rc == Errc::connection_loss || rc == Errc::operation_timeout || rc == Errc::session_moved;
-}
-
-std::int32_t lease_sequence(const std::string& name) {
-  const auto at = name.rfind(kLeaseMarker);
-  if (at == std::string::npos) return 0;
-  std::int32_t seq = 0;
-  const char* begin = name.data() + at + kLeaseMarker.size();
-  std::from_chars(begin, name.data() + name.size(), seq);
-  return seq;
 }
 
 std::string node_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }

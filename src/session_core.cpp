@@ -17,13 +17,14 @@ BootClock::time_point from_ns(std::int64_t ns) {
   return BootClock::time_point(std::chrono::nanoseconds(ns));
 }
 constexpr std::int64_t kNoDeadline = INT64_MAX;
+// How often the reaper looks whether the Lost callbacks of an ended generation have run.
+constexpr std::chrono::milliseconds kReaperPoll{20};
 
 }  // namespace
 
 SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook)
     : options_(std::move(options)),
       fault_hook_(std::move(fault_hook)),
-      chrooted_(options_.connect.find('/') != std::string::npos),
       node_acl_(options_.node_acl      ? *options_.node_acl
                 : options_.credentials ? creator_all_world_read()
                                        : Acl()),
@@ -31,9 +32,29 @@ SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultH
       timeout_ms_(options_.session_timeout.count()),
       lost_deadline_ns_(kNoDeadline) {
   settings_ = LivenessSettings::fitted(options_, options_.session_timeout);
+  apply_route_locked();
 }
 
 SessionCore::~SessionCore() { close(); }
+
+ServerTopology SessionCore::topology() const {
+  std::lock_guard lock(mutex_);
+  return topology_;
+}
+
+BootClock::duration SessionCore::confirmation_lag() const {
+  std::lock_guard lock(mutex_);
+  return confirmation_.direct() ? BootClock::duration(0) : confirmation_.lag();
+}
+
+void SessionCore::apply_route_locked() {
+  // tickTime: as configured, else bounded by the negotiated timeout - the server grants no
+  // timeout below 2 x tickTime (its default minSessionTimeout).
+  const milliseconds tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
+                                                                  : negotiated_timeout() / 2;
+  confirmation_.set_route(topology_ == ServerTopology::kStandalone,
+                          detail::confirmation_lag(topology_, tick));
+}
 
 std::chrono::milliseconds SessionCore::negotiated_timeout() const noexcept {
   return milliseconds(timeout_ms_.load());
@@ -90,11 +111,12 @@ void SessionCore::open_generation_locked(unsigned generation) {
   connected_.store(false);
   server_ended_session_ = false;
   ever_connected_ = false;
+  generation_answered_ = false;
   heartbeat_pending_.reset();
+  heartbeat_read_answered_ = false;
   last_heartbeat_.reset();
   heartbeat_requested_ = false;
   last_reconnect_.reset();
-  reconnect_credit_.reset();
   confirmation_.reset();
   confirm_locked(std::nullopt);
   route_query_in_flight_ = false;
@@ -167,11 +189,7 @@ void SessionCore::refit_settings_locked(milliseconds negotiated) {
             " ms; heartbeat_interval, lost_margin, suspend_after or reconnect_interval did "
             "not fit it and were replaced by their defaults for that timeout");
   }
-  if (route_known_ && !confirmation_.direct()) {
-    const auto tick =
-        options_.server_tick_time.count() > 0 ? options_.server_tick_time : negotiated / 2;
-    confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
-  }
+  apply_route_locked();
   confirm_locked(confirmation_.confirmed());
 }
 
@@ -180,20 +198,8 @@ void SessionCore::on_answered(const Answer& answer) {
   // The generation is checked under the same lock as the update: an answer of an ended
   // generation can never count for the next one.
   if (answer.generation != generation_.load() || stopping_) return;
-  if (!route_known_) {
-    // Until we know whether the server is standalone, count answers as an ensemble would.
-    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
-                                                            : negotiated_timeout() / 2;
-    confirmation_.set_route(false, std::chrono::duration_cast<BootClock::duration>(tick / 2));
-  }
-  if (reconnect_credit_ && answer.epoch > credit_epoch_) {
-    // A connection opened after our drop has answered: its connect request was counted.
-    confirmation_.on_counted(*reconnect_credit_);
-    reconnect_credit_.reset();
-    confirm_locked(confirmation_.confirmed());
-    wake_monitor();
-  }
   if (auto advanced = confirmation_.on_answered(answer)) {
+    generation_answered_ = true;
     confirm_locked(advanced);
     if (state_.load() != SessionState::kConnected) wake_monitor();
   }
@@ -224,10 +230,15 @@ void SessionCore::on_connection_event(unsigned generation, ConnectionEvent event
         refit_settings_locked(timeout);
       }
       // The server (the leader, or a follower revalidating with it) touched the session when it
-      // took our connect request, which left after the generation began - or after our forced
-      // reconnect: a sign of life we know the send time of.
-      // (After our own drop, see on_answered: counted once the new connection has answered.)
-      if (!ever_connected_ && confirmation_.on_counted(generation_started_)) {
+      // took our connect request, which left after the generation began: a sign of life we know
+      // a lower bound of the send time of. Counted only when the connect was quick: after a slow
+      // one (the C client gives each server that drops SYNs 2T/3) it would leave next to no time,
+      // or none, before Lost - for a session that holds nothing yet. Then the first answers
+      // confirm it instead. (After our own drop, see LeaderConfirmation: the reconnect credit.)
+      const auto connect_took = now - generation_started_;
+      if (!ever_connected_ &&
+          connect_took < (settings_.session_timeout - settings_.lost_margin) / 2 &&
+          confirmation_.on_counted(generation_started_)) {
         confirm_locked(confirmation_.confirmed());
       }
       ever_connected_ = true;
@@ -315,10 +326,34 @@ void SessionCore::flush_events(milliseconds timeout) { events_.flush(timeout); }
 void SessionCore::reaper_loop() {
   std::unique_lock lock(reaper_mutex_);
   while (true) {
-    reaper_wake_.wait(lock, [&] { return reaper_stopping_ || !to_close_.empty(); });
-    if (to_close_.empty()) break;
-    auto connection = std::move(to_close_.front());
-    to_close_.pop_front();
+    if (to_close_.empty()) {
+      if (reaper_stopping_) break;
+      reaper_wake_.wait(lock, [&] { return reaper_stopping_ || !to_close_.empty(); });
+      continue;
+    }
+    // The ended connection due first (they end in order; their deadlines need not be).
+    const auto now = BootClock::now();
+    auto due_at = [&](const EndedConnection& e) {
+      const std::int64_t told = e.told_ns->load();
+      if (told == 0) return e.latest;  // still waiting for the callbacks (polled below)
+      const BootClock::time_point told_at{std::chrono::nanoseconds(told)};
+      return std::min(e.latest, std::max(e.not_before, told_at + e.margin));
+    };
+    auto next = to_close_.begin();
+    for (auto it = to_close_.begin(); it != to_close_.end(); ++it) {
+      if (due_at(*it) < due_at(*next)) next = it;
+    }
+    const auto due = due_at(*next);
+    if (!reaper_stopping_ && now < due) {
+      // Poll while callbacks are pending (the marker cannot wake us: it may outlive us), and at
+      // least once a second (the boot clock runs on while the machine sleeps).
+      auto wait = std::min<BootClock::duration>(due - now, std::chrono::seconds(1));
+      if (next->told_ns->load() == 0) wait = std::min<BootClock::duration>(wait, kReaperPoll);
+      reaper_wake_.wait_for(lock, wait);
+      continue;
+    }
+    auto connection = std::move(next->connection);
+    to_close_.erase(next);
     lock.unlock();
     connection->close(Errc::session_lost);
     connection.reset();
@@ -400,7 +435,7 @@ void SessionCore::close() noexcept {
   }
   if (reaper_.joinable()) reaper_.join();
   std::deque<std::function<void()>> leftover;
-  std::multimap<SteadyClock::time_point, std::function<void()>> dropped;  // destroyed unlocked
+  decltype(scheduled_) dropped;  // destroyed unlocked
   {
     std::lock_guard lock(defer_mutex_);
     defer_closed_ = true;

@@ -7,7 +7,9 @@
 //              generation, deferred completions and scheduled retries; runs zklock code only
 //              (observers), never user code;
 //   events   - user listeners and Mutex callbacks, one at a time, in order;
-//   reaper   - closes connections of ended generations (zookeeper_close may wait on the network).
+//   reaper   - closes connections of ended generations (zookeeper_close may wait on the network),
+//              each no earlier than the server could have expired its session anyway and than
+//              the margin after its Lost callbacks ran (see EndedConnection).
 //
 // Lock order: a recipe's own mutex -> SessionCore::mutex_ -> ClientConnection's mutex -> the leaf
 // locks (wake_mutex_, defer_mutex_, events, reaper, observers, listeners). Nothing is called out
@@ -33,6 +35,7 @@
 #include "leader_confirmation.h"
 #include "liveness_rule.h"
 #include "log_router.h"
+#include "server_topology.h"
 #include "zklock/session.h"
 
 namespace zklock::detail {
@@ -67,6 +70,9 @@ class SessionCore final : public ConnectionListener {
   BootClock::time_point lost_deadline() const noexcept;
   /// The Lost rule's settings, fitted to the negotiated timeout.
   LivenessSettings settings() const;
+  /// What the session knows of the servers, and the confirmation lag it uses for it.
+  ServerTopology topology() const;
+  BootClock::duration confirmation_lag() const;
   /// True while the current connection is up (requests go out now).
   bool connected() const noexcept { return connected_.load(); }
   bool wait_connected(std::chrono::milliseconds timeout);
@@ -106,8 +112,18 @@ class SessionCore final : public ConnectionListener {
   /// True on the events thread.
   bool on_events_thread() const noexcept;
 
+  /// Which scheduled task (for cancel_scheduled()); a default one names none.
+  struct ScheduledId {
+    SteadyClock::time_point due{};
+    std::uint64_t number = 0;
+  };
   /// Runs `task` on the monitor thread after `delay` (retries with a backoff). Dropped on close.
-  void schedule(std::chrono::milliseconds delay, std::function<void()> task);
+  /// Returns: its id, for cancel_scheduled().
+  ScheduledId schedule(std::chrono::milliseconds delay, std::function<void()> task);
+  /// Effects: drops the task if it has not started (a no-op otherwise). Takes only a leaf lock.
+  void cancel_scheduled(const ScheduledId& id) noexcept;
+  /// Tasks scheduled and not run yet (tests).
+  std::size_t scheduled_tasks() const;
 
   /// Sends a request through `op` and waits for its answer until `timeout` has passed.
   /// Returns operation_timeout on timeout, closed after close().
@@ -125,6 +141,22 @@ class SessionCore final : public ConnectionListener {
 
  private:
   struct Actions;  // what one pass of the monitor decided to send (session_core.cpp)
+  // The connection of an ended generation, waiting for the reaper. Closing a connection that
+  // still works (CloseSession) deletes the session's nodes at once and hands its locks on, while
+  // the server itself would have kept them until at least confirmed + T - and the holders may
+  // not have heard yet. So it is closed no earlier than
+  //   max(confirmed + T, the Lost callbacks delivered + m)
+  // (its C client keeps the session alive meanwhile), and no later than confirmed + 2T whatever
+  // the events thread is doing. A session the server ended, or never confirmed, closes at once.
+  struct EndedConnection {
+    std::shared_ptr<ClientConnection> connection;
+    BootClock::time_point not_before;  // confirmed + T
+    BootClock::time_point latest;      // confirmed + 2T
+    BootClock::duration margin{0};
+    // BootClock ns at which the events thread had run everything posted up to the end (the Lost
+    // callbacks): 0 until then. Shared with the marker task, which may outlive this SessionCore.
+    std::shared_ptr<std::atomic<std::int64_t>> told_ns;
+  };
 
   void monitor_loop();
   void reaper_loop();
@@ -134,18 +166,24 @@ class SessionCore final : public ConnectionListener {
   void set_state_locked(SessionState next);
   void log_transition_locked(SessionState previous, SessionState next);
   void open_generation_locked(unsigned generation);
-  void end_generation_locked(std::unique_lock<std::mutex>& lock);
+  /// Ends the current generation; returns what tells the reaper that its Lost callbacks ran.
+  std::shared_ptr<std::atomic<std::int64_t>> end_generation_locked(
+      std::unique_lock<std::mutex>& lock);
   void refit_settings_locked(std::chrono::milliseconds negotiated);
+  // Sets the confirmation route from topology_ and the tickTime (known, or bounded by T/2).
+  void apply_route_locked();
   void confirm_locked(std::optional<BootClock::time_point> confirmed);
   void send_heartbeat(const std::shared_ptr<ClientConnection>& connection, unsigned generation,
-                      bool with_sync, const std::string& probe_path, ProbeId probe);
+                      std::uint64_t seq, bool with_sync, const std::string& probe_path,
+                      ProbeId probe);
+  // A heartbeat's answer (`sync`: its sync's, else its read's) for the heartbeat `seq`.
+  void heartbeat_done_locked(std::uint64_t seq, const OpResult& r, bool sync);
   void learn_route(const std::shared_ptr<ClientConnection>& connection, unsigned generation);
   void run_deferred_and_scheduled();
   void notify_observers();
 
   const SessionOptions options_;
   const std::shared_ptr<testing::FaultHook> fault_hook_;
-  const bool chrooted_;
   const Acl node_acl_;
   LogSlot log_slot_;
 
@@ -156,21 +194,24 @@ class SessionCore final : public ConnectionListener {
   LivenessSettings settings_;
   LivenessRule rule_;
   LeaderConfirmation confirmation_;
-  bool route_known_ = false;  // standalone or ensemble, learned from /zookeeper/config
+  // Learned from /zookeeper/config, once per SessionCore; until then, answers count as an
+  // ensemble's (the safe side).
+  ServerTopology topology_ = ServerTopology::kUnknown;
   bool route_query_in_flight_ = false;
   bool ever_connected_ = false;  // in this generation
+  bool generation_answered_ = false;  // an answer of this generation advanced the confirmation
+  // Between generations that had no answer: the pause before the next, and when it may open.
+  BootClock::duration generation_backoff_{0};
+  BootClock::time_point next_generation_at_{};
   bool server_ended_session_ = false;
   LinkPhase phase_ = LinkPhase::kConnecting;
   BootClock::time_point phase_since_{};
-  std::optional<BootClock::time_point> heartbeat_pending_;
+  std::optional<BootClock::time_point> heartbeat_pending_;  // send time of the one in flight
+  std::uint64_t heartbeat_seq_ = 0;  // numbers heartbeats: a late completion is not the current
+  bool heartbeat_read_answered_ = false;  // the pending heartbeat's read came back
   std::optional<BootClock::time_point> last_heartbeat_;
   bool heartbeat_requested_ = false;
   std::optional<BootClock::time_point> last_reconnect_;
-  // A connection we dropped on purpose at this time: every later connection was opened after it,
-  // and the server counted its connect request as a sign of life. Counted once an answer comes on
-  // a connection of an epoch after credit_epoch_ (the C client may drop the first one again).
-  std::optional<BootClock::time_point> reconnect_credit_;
-  std::uint64_t credit_epoch_ = 0;
   BootClock::time_point generation_started_{};
   bool warned_fitted_down_ = false;
   SteadyClock::time_point suspended_at_{};
@@ -200,9 +241,10 @@ class SessionCore final : public ConnectionListener {
   bool woken_ = false;
 
   // Deferred completions and scheduled tasks, run by the monitor with no lock held.
-  std::mutex defer_mutex_;
+  mutable std::mutex defer_mutex_;
   std::deque<std::function<void()>> deferred_;
-  std::multimap<SteadyClock::time_point, std::function<void()>> scheduled_;
+  std::map<std::pair<SteadyClock::time_point, std::uint64_t>, std::function<void()>> scheduled_;
+  std::uint64_t next_scheduled_ = 1;
   bool defer_closed_ = false;
 
   std::mutex observers_mutex_;
@@ -213,7 +255,7 @@ class SessionCore final : public ConnectionListener {
   // reaper thread
   std::mutex reaper_mutex_;
   std::condition_variable reaper_wake_;
-  std::deque<std::shared_ptr<ClientConnection>> to_close_;
+  std::deque<EndedConnection> to_close_;
   bool reaper_stopping_ = false;
 
   std::thread monitor_;

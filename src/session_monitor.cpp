@@ -13,6 +13,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// The first pause before a new generation after one that had no answer (doubling up to T).
+constexpr milliseconds kFirstGenerationBackoff{100};
+
 LinkPhase to_link_phase(ConnectionPhase p) {
   switch (p) {
     case ConnectionPhase::kConnected:
@@ -25,12 +28,6 @@ LinkPhase to_link_phase(ConnectionPhase p) {
       return LinkPhase::kEnded;
   }
   return LinkPhase::kConnecting;
-}
-
-// The config node lists the servers of an ensemble ("server.N=..."); a standalone server's is
-// empty.
-bool describes_ensemble(const std::string& config) {
-  return config.find("server.") != std::string::npos;
 }
 
 std::string hex_id(std::int64_t id) {
@@ -47,11 +44,11 @@ struct SessionCore::Actions {
   unsigned generation = 0;
   bool heartbeat = false;
   bool heartbeat_with_sync = false;
+  std::uint64_t heartbeat_seq = 0;
   std::string probe_path = "/";
   ProbeId probe = 0;
   bool reconnect = false;
   bool reconnect_connected = false;  // also drop a connection that is up (it stopped answering)
-  bool credit_reconnect = false;     // a connection opened after the drop may be credited
   bool learn_route = false;
   BootClock::time_point wake_at = BootClock::time_point::max();
 };
@@ -116,27 +113,45 @@ void SessionCore::defer(std::function<void()> task) {
   std::thread(std::move(task)).detach();
 }
 
-void SessionCore::schedule(milliseconds delay, std::function<void()> task) {
+SessionCore::ScheduledId SessionCore::schedule(milliseconds delay, std::function<void()> task) {
   std::lock_guard lock(defer_mutex_);
-  if (defer_closed_) return;
-  scheduled_.emplace(SteadyClock::now() + delay, std::move(task));
+  if (defer_closed_) return {};
+  const ScheduledId id{SteadyClock::now() + delay, next_scheduled_++};
+  scheduled_.emplace(std::make_pair(id.due, id.number), std::move(task));
   wake_monitor();
+  return id;
+}
+
+void SessionCore::cancel_scheduled(const ScheduledId& id) noexcept {
+  if (id.number == 0) return;
+  std::function<void()> dropped;  // destroyed outside the lock
+  std::lock_guard lock(defer_mutex_);
+  auto it = scheduled_.find(std::make_pair(id.due, id.number));
+  if (it == scheduled_.end()) return;
+  dropped = std::move(it->second);
+  scheduled_.erase(it);
+}
+
+std::size_t SessionCore::scheduled_tasks() const {
+  std::lock_guard lock(defer_mutex_);
+  return scheduled_.size();
 }
 
 void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connection,
-                                 unsigned generation, bool with_sync, const std::string& probe_path,
-                                 ProbeId probe) {
-  // On an ensemble the answer that counts is the sync's: the server forwards it to the leader.
-  // The read behind it (answered after the sync, on the server's up-to-date view) is the probe of
-  // a held lock node, or "/" (a chroot's root may be missing, which is an answer all the same).
-  if (with_sync) connection->sync("/", [](OpResult&&) {});
-  connection->exists(probe_path, [this, generation, probe](OpResult&& r) {
+                                 unsigned generation, std::uint64_t seq, bool with_sync,
+                                 const std::string& probe_path, ProbeId probe) {
+  // The read goes first: a follower answers it at once, so its answer shows the connection works
+  // even while the leader is slow to answer the sync (a slow leader is no reason to drop it:
+  // LivenessRule). It is the probe of a held lock node, or "/" (a chroot's root may be missing,
+  // which is an answer all the same). On an ensemble the answer that counts is the sync's: the
+  // server forwards it to the leader.
+  connection->exists(probe_path, [this, generation, seq, with_sync, probe](OpResult&& r) {
     std::function<void()> on_missing;
     {
       std::lock_guard lock(mutex_);
       if (generation != generation_.load()) return;
-      heartbeat_pending_.reset();
-      if (r.rc == Errc::session_expired) server_ended_session_ = true;
+      heartbeat_done_locked(seq, r, false);
+      if (!with_sync) heartbeat_done_locked(seq, r, true);
       if (r.rc == Errc::no_node && probe != 0) {
         if (auto it = probes_.find(probe); it != probes_.end()) on_missing = it->second.on_missing;
       }
@@ -144,22 +159,43 @@ void SessionCore::send_heartbeat(const std::shared_ptr<ClientConnection>& connec
     wake_monitor();
     if (on_missing) on_missing();
   });
+  if (!with_sync) return;
+  connection->sync("/", [this, generation, seq](OpResult&& r) {
+    {
+      std::lock_guard lock(mutex_);
+      if (generation != generation_.load()) return;
+      heartbeat_done_locked(seq, r, true);
+    }
+    wake_monitor();
+  });
+}
+
+void SessionCore::heartbeat_done_locked(std::uint64_t seq, const OpResult& r, bool sync) {
+  if (r.rc == Errc::session_expired) server_ended_session_ = true;
+  if (seq != heartbeat_seq_) return;  // an older heartbeat's late answer: not the pending one
+  if (sync) {
+    heartbeat_pending_.reset();
+  } else if (answered(r.rc)) {
+    heartbeat_read_answered_ = true;
+  }
 }
 
 void SessionCore::learn_route(const std::shared_ptr<ClientConnection>& connection,
                               unsigned generation) {
-  connection->get_data("/zookeeper/config", {}, [this, generation](OpResult&& r) {
+  connection->get_config([this, generation](OpResult&& r) {
     std::lock_guard lock(mutex_);
     if (generation != generation_.load()) return;
     route_query_in_flight_ = false;
     if (r.rc == Errc::connection_loss || r.rc == Errc::operation_timeout) return;  // ask again
-    route_known_ = true;
-    const bool standalone = r.rc == Errc::ok && !describes_ensemble(r.value);
-    const auto tick = options_.server_tick_time.count() > 0 ? options_.server_tick_time
-                                                            : negotiated_timeout() / 2;
-    confirmation_.set_route(standalone,
-                            standalone ? BootClock::duration(0)
-                                       : std::chrono::duration_cast<BootClock::duration>(tick / 2));
+    // A server without the node (before 3.5) or that refuses it is taken for an ensemble.
+    topology_ = r.rc == Errc::ok ? topology_of_config(r.value) : ServerTopology::kEnsemble;
+    apply_route_locked();
+    log_slot_.log(LogLevel::kDebug, std::string("servers: ") + to_string(topology_) +
+                                        ", confirmation lag " +
+                                        std::to_string(std::chrono::duration_cast<milliseconds>(
+                                                           confirmation_.lag())
+                                                           .count()) +
+                                        " ms");
   });
 }
 
@@ -181,6 +217,7 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
   in.phase = phase_;
   in.phase_since = phase_since_;
   in.heartbeat_pending = heartbeat_pending_;
+  in.heartbeat_read_answered = heartbeat_read_answered_;
   in.last_heartbeat = last_heartbeat_;
   in.heartbeat_requested = heartbeat_requested_;
   in.last_reconnect = last_reconnect_;
@@ -191,10 +228,12 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
   if (d.state == SessionState::kLost || !connection_) return a;
   if (d.send_heartbeat) {
     heartbeat_pending_ = now;
+    heartbeat_read_answered_ = false;
+    a.heartbeat_seq = ++heartbeat_seq_;
     last_heartbeat_ = now;
     heartbeat_requested_ = false;
     a.heartbeat = true;
-    a.heartbeat_with_sync = !(route_known_ && confirmation_.direct());
+    a.heartbeat_with_sync = !confirmation_.direct();
     if (!probes_.empty()) {
       auto it = probes_.upper_bound(last_probe_);
       if (it == probes_.end()) it = probes_.begin();
@@ -206,33 +245,42 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
     last_reconnect_ = now;
     a.reconnect = true;
     a.reconnect_connected = phase_ == LinkPhase::kConnected;
-    // A handshake that was under way might complete instead of the new connection, with a connect
-    // request sent before the drop: no credit after those.
-    a.credit_reconnect = phase_ != LinkPhase::kAssociating;
   }
-  if (phase_ == LinkPhase::kConnected && !route_known_ && !route_query_in_flight_ && !chrooted_) {
+  if (phase_ == LinkPhase::kConnected && topology_ == ServerTopology::kUnknown &&
+      !route_query_in_flight_) {
     route_query_in_flight_ = true;
     a.learn_route = true;
-  }
-  if (chrooted_ && !route_known_) {
-    // /zookeeper/config lies outside the chroot: count answers as an ensemble's, conservatively.
-    route_known_ = true;
   }
   return a;
 }
 
-void SessionCore::end_generation_locked(std::unique_lock<std::mutex>& lock) {
+std::shared_ptr<std::atomic<std::int64_t>> SessionCore::end_generation_locked(
+    std::unique_lock<std::mutex>& lock) {
   // Whatever the ended generation owned is gone. Its connection is closed by the reaper.
-  std::shared_ptr<ClientConnection> old;
-  old.swap(connection_);
+  EndedConnection ended;
+  ended.connection.swap(connection_);
+  ended.told_ns = std::make_shared<std::atomic<std::int64_t>>(0);
+  const auto confirmed = confirmation_.confirmed();
+  const auto now = BootClock::now();
+  if (confirmed && !server_ended_session_) {
+    ended.not_before = *confirmed + settings_.session_timeout;
+    ended.latest = ended.not_before + settings_.session_timeout;
+    ended.margin = settings_.lost_margin;
+  } else {
+    ended.not_before = ended.latest = now;  // nothing to protect: the server ended it, or it
+                                            // never held anything
+    ended.told_ns->store(1);
+  }
+  auto told = ended.told_ns;
   lock.unlock();
-  if (old) {
-    old->fail_pending(Errc::session_lost);
+  if (ended.connection) {
+    ended.connection->fail_pending(Errc::session_lost);
     std::lock_guard reaper_lock(reaper_mutex_);
-    to_close_.push_back(std::move(old));
+    to_close_.push_back(std::move(ended));
     reaper_wake_.notify_all();
   }
   lock.lock();
+  return told;
 }
 
 void SessionCore::run_deferred_and_scheduled() {
@@ -241,7 +289,7 @@ void SessionCore::run_deferred_and_scheduled() {
     std::lock_guard lock(defer_mutex_);
     tasks.swap(deferred_);
     const auto now = SteadyClock::now();
-    while (!scheduled_.empty() && scheduled_.begin()->first <= now) {
+    while (!scheduled_.empty() && scheduled_.begin()->first.first <= now) {
       tasks.push_back(std::move(scheduled_.begin()->second));
       scheduled_.erase(scheduled_.begin());
     }
@@ -251,6 +299,7 @@ void SessionCore::run_deferred_and_scheduled() {
 
 void SessionCore::monitor_loop() {
   std::uint64_t notified_changes = changes_.load();
+  std::shared_ptr<std::atomic<std::int64_t>> ended_told;  // a generation ended in this pass
   while (true) {
     run_deferred_and_scheduled();
     std::unique_lock lock(mutex_);
@@ -258,56 +307,74 @@ void SessionCore::monitor_loop() {
     const auto now = BootClock::now();
     Actions actions = evaluate_locked(now);
     if (state_.load() == SessionState::kLost) {
-      // End this generation, then open the next one at once.
-      const unsigned generation = generation_.load();
-      end_generation_locked(lock);
-      if (stopping_) break;
-      try {
-        open_generation_locked(generation + 1);
-        set_state_locked(SessionState::kConnecting);
-      } catch (const std::exception&) {
-        // The connect string was accepted before; a refusal now is transient (resolution).
-        lock.unlock();
-        std::unique_lock wake_lock(wake_mutex_);
-        wake_.wait_for(wake_lock, std::chrono::seconds(1), [&] { return woken_; });
-        woken_ = false;
-        continue;
+      // End this generation, then open the next one - at once after a generation that had
+      // answers, else after a backoff (a session that dies at once, e.g. refused credentials,
+      // must not be re-created at network speed: each is a session create at the leader).
+      if (connection_) {
+        const bool answered = generation_answered_;
+        ended_told = end_generation_locked(lock);
+        actions.connection.reset();
+        const auto limit = std::chrono::duration_cast<BootClock::duration>(options_.session_timeout);
+        generation_backoff_ =
+            answered ? BootClock::duration(0)
+                     : std::min<BootClock::duration>(
+                           limit, std::max<BootClock::duration>(kFirstGenerationBackoff,
+                                                                2 * generation_backoff_));
+        next_generation_at_ = BootClock::now() + generation_backoff_;
       }
-      actions = evaluate_locked(BootClock::now());
+      if (stopping_) break;
+      if (BootClock::now() >= next_generation_at_) {
+        try {
+          open_generation_locked(generation_.load() + 1);
+          set_state_locked(SessionState::kConnecting);
+          actions = evaluate_locked(BootClock::now());
+        } catch (const std::exception&) {
+          // The connect string was accepted before; a refusal now is transient (resolution).
+          next_generation_at_ = BootClock::now() + std::chrono::seconds(1);
+        }
+      }
+      if (!connection_) actions.wake_at = std::min(actions.wake_at, next_generation_at_);
     }
     const std::uint64_t changes = changes_.load();
     lock.unlock();
 
     if (actions.connection) {
       if (actions.reconnect) {
-        const auto dropped_at = BootClock::now();
-        const std::uint64_t epoch = actions.connection->epoch();
-        if (actions.connection->force_reconnect(actions.reconnect_connected)) {
+        if (const auto dropped = actions.connection->force_reconnect(actions.reconnect_connected)) {
           log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
           std::lock_guard relock(mutex_);
           if (actions.generation == generation_.load()) {
-            // Every connection from now on was opened after dropped_at: its connect request, which
-            // the leader counts as a sign of life, left after it.
-            if (actions.credit_reconnect) {
-              reconnect_credit_ = dropped_at;
-              credit_epoch_ = epoch;
-            }
+            // Every request from now on goes out on a connection opened after the drop, whose
+            // connect request the leader counts as a sign of life: the first answer to one earns it.
+            confirmation_.expect_reconnect_credit(*dropped);
             phase_ = LinkPhase::kConnecting;
-            phase_since_ = dropped_at;
+            phase_since_ = *dropped;
             connected_.store(false);
             heartbeat_pending_.reset();  // it failed with the connection
           }
         }
       }
       if (actions.heartbeat) {
-        send_heartbeat(actions.connection, actions.generation, actions.heartbeat_with_sync,
-                       actions.probe_path, actions.probe);
+        send_heartbeat(actions.connection, actions.generation, actions.heartbeat_seq,
+                       actions.heartbeat_with_sync, actions.probe_path, actions.probe);
       }
       if (actions.learn_route) learn_route(actions.connection, actions.generation);
     }
     if (changes != notified_changes) {
       notified_changes = changes;
       notify_observers();
+    }
+    if (ended_told) {
+      // The observers have posted their Lost callbacks (and the listeners theirs, under mutex_):
+      // once the events thread has run them, the reaper may start counting the margin.
+      events_.post([told = std::move(ended_told)] {
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            BootClock::now().time_since_epoch())
+                            .count();
+        std::int64_t unset = 0;
+        told->compare_exchange_strong(unset, ns);
+      });
+      ended_told.reset();
     }
 
     // Sleep until the rule's next moment, a scheduled task, or a wake-up (at least once a second:
@@ -318,7 +385,7 @@ void SessionCore::monitor_loop() {
     {
       std::lock_guard defer_lock(defer_mutex_);
       if (!deferred_.empty()) continue;
-      if (!scheduled_.empty()) wake_at = std::min(wake_at, scheduled_.begin()->first);
+      if (!scheduled_.empty()) wake_at = std::min(wake_at, scheduled_.begin()->first.first);
     }
     if (changes_.load() != notified_changes) continue;
     std::unique_lock wake_lock(wake_mutex_);

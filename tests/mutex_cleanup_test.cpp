@@ -4,55 +4,20 @@
 #include <zookeeper/zookeeper.h>
 
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "mutex_waiter.h"
+#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
 namespace {
-
-// Calls `action` for each request; its decision (or pass) is the request's fate. Records every
-// request it saw.
-class ScriptedHook : public FaultHook {
- public:
-  using Action = std::function<std::optional<FaultDecision>(Operation, std::string_view)>;
-  explicit ScriptedHook(Action action) : action_(std::move(action)) {}
-  FaultDecision on_request(Operation op, std::string_view path) override {
-    Action action;
-    {
-      std::lock_guard lock(mutex_);
-      seen_.emplace_back(op, std::string(path));
-      action = action_;
-    }
-    const std::optional<FaultDecision> d = action ? action(op, path) : std::nullopt;
-    return d ? *d : FaultDecision::pass();
-  }
-  std::vector<std::pair<Operation, std::string>> seen() const {
-    std::lock_guard lock(mutex_);
-    return seen_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  Action action_;
-  std::vector<std::pair<Operation, std::string>> seen_;
-};
-
-// A Session each of whose requests is first shown to `action`; `hook` keeps what it saw.
-struct ScriptedSession {
-  std::shared_ptr<ScriptedHook> hook;
-  std::unique_ptr<Session> session;
-};
-ScriptedSession scripted_session(const SessionOptions& options, ScriptedHook::Action action) {
-  auto hook = std::make_shared<ScriptedHook>(std::move(action));
-  return {hook, open_session(options, hook)};
-}
 
 // Watches of session `session_id` on the server at `port`, on paths under `prefix`.
 std::vector<std::string> watches_of(int port, std::int64_t session_id, const std::string& prefix) {
@@ -280,6 +245,144 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
   EXPECT_EQ(seen[recovery_listing - 1].first, Operation::kSync)
       << "no sync before the recovery listing";
   EXPECT_EQ(lock_children(s, path).size(), 1u);
+  m.unlock();
+}
+
+}  // namespace
+}  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// Review 3, item 7 (CURATOR-79): giving up while the attempt is recovering from a lost create
+// reply (our node exists, its path is not known yet) must not leave that node in the queue: the
+// recovery goes on in the background and deletes what it finds. The create's reply is lost (the
+// node IS created: the lock path exists beforehand) and the recovery's listing keeps failing until
+// the give-up.
+struct LostCreateRecovery {
+  std::atomic<bool> lost{false};
+  std::atomic<bool> stall{true};
+  HookAction action(const std::string& path) {
+    return [this, path](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+      if (op == Operation::kCreate && p.find("-lock-") != p.npos &&
+          p.compare(0, path.size(), path) == 0 && !lost.exchange(true)) {
+        return FaultDecision::lose_reply(Errc::connection_loss);  // applied, reply lost
+      }
+      if (op == Operation::kGetChildren && p == path && lost && stall) {
+        return FaultDecision::fail_before_send(Errc::connection_loss);  // recovery keeps failing
+      }
+      return std::nullopt;
+    };
+  }
+};
+
+void make_lock_path(const std::string& connect, const std::string& path) {
+  Session s(options_for(connect));
+  Mutex m(s, path);
+  m.lock();  // creates the path
+  m.unlock();
+}
+
+TEST(MutexCleanupTest, GivingUpDuringLostCreateRecoveryLeavesNoNode) {
+  auto server = shared_server();
+  const std::string path = unique_path("give-up-recovering");
+  make_lock_path(server.connect, path);
+  LostCreateRecovery fault;
+  auto scripted = scripted_session(options_for(server.connect), fault.action(path));
+  Mutex m(*scripted.session, path);
+  EXPECT_FALSE(m.try_lock_for(300ms));
+  ASSERT_TRUE(fault.lost.load());
+  fault.stall = false;
+  Session other(options_for(server.connect));
+  EXPECT_TRUE(wait_until([&] { return lock_children(other, path).empty(); }, 3s))
+      << "left in the queue: " << ::testing::PrintToString(lock_children(other, path));
+  Mutex next(other, path);
+  EXPECT_TRUE(next.try_lock_for(3s)) << "the lock is held by nobody";
+  next.unlock();
+  // Our own next attempt is not blocked either.
+  EXPECT_TRUE(m.try_lock_for(3s));
+  m.unlock();
+}
+
+TEST(MutexCleanupTest, AnAsyncDeadlineDuringLostCreateRecoveryLeavesNoNode) {
+  auto server = shared_server();
+  const std::string path = unique_path("async-give-up-recovering");
+  make_lock_path(server.connect, path);
+  LostCreateRecovery fault;
+  auto scripted = scripted_session(options_for(server.connect), fault.action(path));
+  Mutex m(*scripted.session, path);
+  auto future = m.lock_future(AsyncLockOptions::within(300ms));
+  ASSERT_EQ(future.wait_for(10s), std::future_status::ready);
+  try {
+    future.get();
+    ADD_FAILURE() << "acquired";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(Errc::timed_out)) << e.what();
+  }
+  fault.stall = false;
+  Session other(options_for(server.connect));
+  EXPECT_TRUE(wait_until([&] { return lock_children(other, path).empty(); }, 3s))
+      << "left in the queue: " << ::testing::PrintToString(lock_children(other, path));
+  Mutex next(other, path);
+  EXPECT_TRUE(next.try_lock_for(3s)) << "the lock is held by nobody";
+  next.unlock();
+}
+
+// Review 3, item 8: the plain RAII pattern ending during a blip - unlock and destroy the Mutex
+// while the connection is down. The delete fails with the connection; the retry must not depend
+// on the Mutex object still being there.
+TEST(MutexCleanupTest, AMutexDestroyedDuringABlipStillDeletesItsNode) {
+  if (using_external_server()) GTEST_SKIP() << "freezes its own server";
+  auto server = ZkServer::start();
+  const std::string path = unique_path("destroyed-in-blip");
+  std::atomic<bool> blip{false}, failed{false};
+  // The delete sent during the blip fails with the connection (as the forced reconnects make it).
+  auto scripted = scripted_session(
+      options_for(server->connect_string(), 6000ms),
+      [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
+        if (op == Operation::kDelete && blip && !failed.exchange(true))
+          return FaultDecision::fail_before_send(Errc::connection_loss);
+        return std::nullopt;
+      });
+  Session& s = *scripted.session;
+  auto m = std::make_unique<Mutex>(s, path);
+  m->lock();
+  server->freeze();
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
+  blip = true;
+  m->unlock();
+  m.reset();
+  ASSERT_TRUE(failed.load());
+  server->thaw();
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));
+  Session other(options_for(server->connect_string()));
+  EXPECT_TRUE(wait_until([&] { return lock_children(other, path).empty(); }, 1s))
+      << "left in the queue: " << ::testing::PrintToString(lock_children(other, path))
+      << " - a lock held by nobody while the session lives";
+  EXPECT_EQ(s.generation(), 1u);
+}
+
+// Review 3, item 17: a create answered "throttled" was never applied (the server's throttler
+// drops it before it is processed): try again after a pause, as the Semaphore's lease create
+// does, instead of failing lock().
+TEST(MutexCleanupTest, AThrottledCreateIsRetried) {
+  auto server = shared_server();
+  const std::string path = unique_path("throttled-create");
+  make_lock_path(server.connect, path);
+  std::atomic<int> throttled{0};
+  auto scripted = scripted_session(
+      options_for(server.connect), [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op == Operation::kCreate && p.find("-lock-") != p.npos && throttled < 2) {
+          ++throttled;
+          return FaultDecision::fail_before_send(Errc::throttled);
+        }
+        return std::nullopt;
+      });
+  Mutex m(*scripted.session, path);
+  EXPECT_NO_THROW(m.lock());
+  EXPECT_EQ(throttled.load(), 2);
+  EXPECT_EQ(m.state(), LockState::kHeld);
+  EXPECT_EQ(lock_children(*scripted.session, path).size(), 1u);
   m.unlock();
 }
 

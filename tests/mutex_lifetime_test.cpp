@@ -247,3 +247,38 @@ TEST(MutexLifetimeTest, LockNeverReturnsAnAcquisitionThatIsAlreadyLost) {
 
 }  // namespace
 }  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// Review 3, item 5: Session::close() called on the events thread (here from a LockHandler, which
+// the library supports) detaches that thread. The application then destroys the Mutex and the
+// Session while the handler still runs; when the handler returns, the Hold it was given lets go
+// of the last reference to the session's core, so the core is destroyed on the detached thread
+// itself, which then goes on in the dispatcher it was running (AddressSanitizer:
+// heap-use-after-free in EventDispatcher::loop). Repeated: the last steps are a small window.
+TEST(MutexLifetimeTest, ClosingTheSessionFromAHandlerThenDestroyingItIsSafe) {
+  auto server = shared_server();
+  for (int i = 0; i < 100; ++i) {
+    auto session = std::make_unique<Session>(options_for(server.connect));
+    auto mutex = std::make_unique<Mutex>(*session, unique_path("close-from-handler"));
+    // Shared with the handler, which outlives this iteration.
+    auto closed = std::make_shared<std::atomic<bool>>(false);
+    auto released = std::make_shared<std::atomic<bool>>(false);
+    Session* raw = session.get();
+    mutex->async_lock([closed, released, raw](std::error_code, Hold hold) {
+      hold.unlock();
+      raw->close();  // on the events thread
+      *closed = true;
+      // The application lets go of everything meanwhile; `hold` goes last, with the handler.
+      wait_until([&] { return released->load(); }, 5s, 1ms);
+    });
+    ASSERT_TRUE(wait_until([&] { return closed->load(); }, 10s)) << "iteration " << i;
+    mutex.reset();
+    session.reset();
+    *released = true;
+  }
+}
+
+}  // namespace
+}  // namespace zklock::testing

@@ -8,6 +8,7 @@
 #include "support/fault_proxy.h"
 #include "support/four_letter_words.h"
 #include "support/zk_ensemble.h"
+#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
@@ -305,31 +306,6 @@ TEST(MutexTest, OurNodeDeletedWhileWaitingRequeues) {
   waiter.unlock();
   EXPECT_TRUE(wait_until([&] { return lock_children(admin, path).empty(); }, 5s));
 }
-
-// Injects one fault in the client seam: the first request for which `action` returns a decision
-// gets it (a decision of pass() still counts as the one, for hooks that act on the side).
-class OneShotHook : public FaultHook {
- public:
-  using Action = std::function<std::optional<FaultDecision>(Operation, std::string_view)>;
-  explicit OneShotHook(Action action) : action_(std::move(action)) {}
-  FaultDecision on_request(Operation op, std::string_view path) override {
-    std::lock_guard lock(mutex_);
-    if (fired_) return FaultDecision::pass();
-    std::optional<FaultDecision> d = action_(op, path);
-    if (!d) return FaultDecision::pass();
-    fired_ = true;
-    return *d;
-  }
-  bool fired() const {
-    std::lock_guard lock(mutex_);
-    return fired_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  bool fired_ = false;
-  Action action_;
-};
 
 TEST(MutexTest, LostCreateReplyLeavesNoOrphanAndNoDuplicate) {
   auto server = shared_server();

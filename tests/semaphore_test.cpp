@@ -26,6 +26,7 @@
 #include "support/four_letter_words.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
@@ -486,30 +487,6 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
 
 // ---- Lost replies.
 
-// Injects one fault in the client seam: the first request for which `action` returns a decision.
-class OneShotHook : public FaultHook {
- public:
-  using Action = std::function<std::optional<FaultDecision>(Operation, std::string_view)>;
-  explicit OneShotHook(Action action) : action_(std::move(action)) {}
-  FaultDecision on_request(Operation op, std::string_view path) override {
-    std::lock_guard lock(mutex_);
-    if (fired_) return FaultDecision::pass();
-    std::optional<FaultDecision> d = action_(op, path);
-    if (!d) return FaultDecision::pass();
-    fired_ = true;
-    return *d;
-  }
-  bool fired() const {
-    std::lock_guard lock(mutex_);
-    return fired_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  bool fired_ = false;
-  Action action_;
-};
-
 TEST(SemaphoreTest, LostLeaseCreateReplyIsAdoptedNotDuplicated) {
   auto server = shared_server();
   const std::string path = unique_path("lostcreate");
@@ -656,6 +633,49 @@ TEST(SemaphoreTest, ClosingTheSessionFailsWaitersAndLosesLeases) {
   EXPECT_THROW((void)holder.acquire(), ClosedError);
   Session check(options_for(server.connect));
   EXPECT_TRUE(wait_until([&] { return children_of(check, path + "/leases").empty(); }, 10s));
+}
+
+}  // namespace
+}  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// Review 3, item 8, for the Semaphore: the internal lock's release is interrupted by a blip and
+// the Semaphore destroyed right after acquire() returned. The internal lock's node must still go
+// once the connection is back, or the whole semaphore is blocked for every client.
+TEST(SemaphoreTest, ASemaphoreDestroyedWhileItsInternalLockDeleteFailsStillDeletesIt) {
+  if (using_external_server()) GTEST_SKIP() << "freezes its own server";
+  auto server = ZkServer::start();
+  const std::string path = unique_path("sem-destroyed-in-blip");
+  std::atomic<bool> failed{false};
+  // The internal lock's delete is sent into a frozen server, and fails with the connection.
+  auto scripted = scripted_session(
+      options_for(server->connect_string(), 6000ms),
+      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+        if (op == Operation::kDelete && p.find("/locks/") != p.npos && !failed.exchange(true)) {
+          server->freeze();
+          return FaultDecision::fail_before_send(Errc::connection_loss);
+        }
+        return std::nullopt;
+      });
+  Session& s = *scripted.session;
+  std::optional<Lease> lease;
+  {
+    Semaphore sem(s, path, 2);
+    lease = sem.acquire();
+  }
+  ASSERT_TRUE(failed.load());
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
+  server->thaw();
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));
+  Session other(options_for(server->connect_string()));
+  EXPECT_TRUE(wait_until([&] { return lock_children(other, path + "/locks").empty(); }, 1s))
+      << "left in the internal lock's queue: "
+      << ::testing::PrintToString(lock_children(other, path + "/locks"));
+  Semaphore sem(other, path, 2);
+  EXPECT_TRUE(sem.try_acquire_for(3s)) << "a second lease is free, but the semaphore is blocked";
+  lease.reset();
 }
 
 }  // namespace

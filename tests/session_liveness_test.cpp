@@ -5,6 +5,9 @@
 // tests/netfaults.
 #include <array>
 #include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
 
 #include "support/fault_proxy.h"
 #include "support/zk_ensemble.h"
@@ -60,6 +63,89 @@ TEST(SessionLivenessTest, AnEnsembleIsHeartbeatThroughTheLeader) {
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(session->generation(), 1u);
+}
+
+// Review 3, item 1: a chroot ("host:port/app", as multi-tenant ensembles use) must not make an
+// ensemble look standalone. /zookeeper/config lies outside the chroot for ordinary reads, so the
+// session must read it without the chroot - and until it knows, count answers as an ensemble's.
+TEST(SessionLivenessTest, AChrootedEnsembleIsHeartbeatThroughTheLeader) {
+  if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
+  auto ensemble = ZkEnsemble::start(3);
+  int follower = -1;
+  for (int i = 0; i < ensemble->size() && follower < 0; ++i) {
+    if (ensemble->mode(i) == "follower") follower = i;
+  }
+  ASSERT_GE(follower, 0);
+  const std::string chroot = unique_path("chroot");
+  {
+    Session setup(options_for(ensemble->connect_string()));
+    Mutex parents(setup, chroot + "/make-parents");  // its lock() creates the chroot node
+    ASSERT_TRUE(parents.try_lock_for(5s));
+    parents.unlock();
+  }
+  auto hook = std::make_shared<CountingHook>();
+  auto session =
+      open_session(options_for(ensemble->node_connect_string(follower) + chroot, 4000ms), hook);
+  ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kSync) >= 5; }, 15s))
+      << "syncs sent: " << hook->count(Operation::kSync)
+      << " - follower reads are being taken as signs of life at the leader";
+  EXPECT_GE(hook->count(Operation::kExists), 5);
+  EXPECT_EQ(session->state(), SessionState::kConnected);
+}
+
+// The other side of it: a chroot on a standalone server is still known to be standalone (plain
+// reads, no syncs), since the server's config is read without the chroot.
+TEST(SessionLivenessTest, AChrootedStandaloneServerIsHeartbeatWithPlainReads) {
+  auto server = shared_server();
+  if (using_external_server()) GTEST_SKIP() << "the external server may be an ensemble";
+  const std::string chroot = unique_path("chroot");
+  {
+    Session setup(options_for(server.connect));
+    Mutex parents(setup, chroot + "/make-parents");
+    ASSERT_TRUE(parents.try_lock_for(5s));
+    parents.unlock();
+  }
+  auto hook = std::make_shared<CountingHook>();
+  auto session = open_session(options_for(server.connect + chroot, 2000ms), hook);
+  ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kExists) >= 5; }, 10s));
+  EXPECT_LE(hook->count(Operation::kSync), 1);
+  EXPECT_EQ(session->state(), SessionState::kConnected);
+}
+
+// Review 3, item 11: a leader that pauses (GC, a slow disk) delays every sync, while followers go
+// on answering reads. That is no reason to drop a working connection: every zklock client of the
+// ensemble would reconnect at once, failing all their requests. A connection whose reads answer
+// is dropped only after its sync has waited T/2 (docs/sessions.md, "A slow leader"); the leader
+// here pauses for 2.5 s with T = 6 s. The sessions do go Suspended - they cannot confirm.
+TEST(SessionLivenessTest, ALeaderPauseDoesNotDropHealthyFollowerConnections) {
+  if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
+  // tickTime 2 s: the followers give their leader syncLimit x tickTime = 4 s before they elect.
+  auto ensemble = ZkEnsemble::start(3, ServerOptions{2000, 4000, 40000, false});
+  const int leader = ensemble->leader_index();
+  ASSERT_GE(leader, 0);
+  std::atomic<int> forced{0};
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int i = 0; i < 20; ++i) {
+    const int follower = (leader + 1 + i % 2) % ensemble->size();
+    SessionOptions o = options_for(ensemble->node_connect_string(follower), 6000ms);
+    o.log_level = LogLevel::kDebug;
+    o.log_sink = [&](LogLevel, std::string_view line) {
+      if (line.find("forced a new connection") != std::string_view::npos) ++forced;
+    };
+    sessions.push_back(std::make_unique<Session>(o));
+  }
+  // Every session has learned that it talks to an ensemble and is heartbeating with syncs.
+  std::this_thread::sleep_for(1s);  // not synchronisation: lets the first heartbeats settle
+  ASSERT_EQ(forced.load(), 0);
+  ensemble->freeze(leader);
+  std::this_thread::sleep_for(2500ms);  // the pause being simulated
+  ensemble->thaw(leader);
+  for (auto& s : sessions) {
+    EXPECT_TRUE(wait_until([&] { return s->state() == SessionState::kConnected; }, 10s));
+    EXPECT_EQ(s->generation(), 1u);
+  }
+  EXPECT_EQ(forced.load(), 0) << forced.load()
+                              << " connections dropped and re-made for a 2.5 s leader pause";
 }
 
 // While a connection is silent and the session Suspended, zklock forces a fresh connection (then,

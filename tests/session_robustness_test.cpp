@@ -1,5 +1,7 @@
 // zklock::Session under input and server behaviour that used to hang or fail it: requests the C
 // client refuses on the spot, and session timeouts the server will not grant.
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -79,6 +81,39 @@ TEST(SessionRobustnessTest, OptionsAreFittedToTheNegotiatedTimeout) {
       ADD_FAILURE() << "requested " << requested.count() << " ms: " << e.what();
     }
   }
+}
+
+}  // namespace
+}  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// Review 3, item 8: a session that ends at once, again and again, must not be re-created at network
+// speed. Here an operator restarts the server with digest authentication disabled: the server
+// answers our credentials with AUTHFAILED and closes the connection, so every fresh session dies
+// on its first connection. Each one is a session create the leader logs; a fleet would flood it.
+TEST(SessionRobustnessTest, ASessionThatDiesAtOnceIsNotRecreatedAtNetworkSpeed) {
+  if (using_external_server()) GTEST_SKIP() << "restarts its own server";
+  auto server = ZkServer::start();
+  SessionOptions o = options_for(server->connect_string(), 4000ms);
+  o.credentials = DigestCredentials{"app", "secret"};
+  o.log_level = LogLevel::kError;
+  o.log_sink = [](LogLevel, std::string_view) {};
+  Session s(o);
+  const unsigned before = s.generation();
+  // zoo.cfg keys the server does not know become "zookeeper."-prefixed system properties.
+  const auto config = std::filesystem::path(server->data_dir()).parent_path() / "zoo.cfg";
+  std::ofstream(config, std::ios::app) << "DigestAuthenticationProvider.enabled=false\n";
+  server->restart();
+  ASSERT_TRUE(wait_until([&] { return s.generation() > before + 1; }, 20s))
+      << "the server's refusal did not end the session";
+  const unsigned start = s.generation();
+  std::this_thread::sleep_for(5s);  // not synchronisation: the measurement window
+  const unsigned made = s.generation() - start;
+  // With a backoff from 100 ms doubling up to T (4 s): about 6 in 5 s.
+  EXPECT_LE(made, 10u) << made << " sessions created in 5 s";
+  EXPECT_GE(made, 1u) << "no new session tried at all in 5 s";
 }
 
 }  // namespace

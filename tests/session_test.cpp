@@ -11,6 +11,7 @@
 #include "support/zk_ensemble.h"
 #include "test_env.h"
 #include "zklock/errors.h"
+#include "zklock/zklock.h"
 
 namespace zklock::testing {
 namespace {
@@ -292,6 +293,29 @@ TEST(SessionTest, ListenersSeeEachTransitionOnceAndRemovalStopsThem) {
   EXPECT_TRUE(wait_until([&] { return !kept.states().empty(); }, 5s));
   EXPECT_EQ(kept.states(), std::vector<SessionState>{SessionState::kClosed});
   EXPECT_EQ(calls.load(), 0);
+}
+
+}  // namespace
+}  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// Review 3, item 10: an asynchronous request's deadline task must go when the request is settled,
+// not stay in the session's schedule until the deadline (with hour-long deadlines: for an hour,
+// about 150 bytes per acquisition - memory that grows with the acquisition rate).
+TEST(SessionTest, AnAsyncRequestsDeadlineGoesWhenTheRequestIsSettled) {
+  auto server = shared_server();
+  Session s(options_for(server.connect));
+  Mutex m(s, unique_path("async-deadlines"));
+  const auto& core = detail::SessionAccess::core(s);
+  const std::size_t before = core->scheduled_tasks();
+  for (int i = 0; i < 1000; ++i) {
+    Hold hold = m.lock_future(AsyncLockOptions::within(std::chrono::hours(1))).get();
+    hold.unlock();
+  }
+  EXPECT_LE(core->scheduled_tasks(), before + 10)
+      << core->scheduled_tasks() - before << " deadline tasks left for 1000 finished requests";
 }
 
 }  // namespace

@@ -278,6 +278,31 @@ BlipOutcome simulate_blip(const LivenessSettings& s, std::chrono::milliseconds p
   return {state != SessionState::kLost, {}};
 }
 
+// A slow sync with reads still answered is a slow leader, not a dead connection: Suspended at
+// suspend_after (nothing can be confirmed), but the connection is dropped only at T/2 (review 3,
+// item 11).
+TEST(LivenessRuleTest, ASlowSyncWhileReadsAnswerDropsTheConnectionOnlyAtHalfT) {
+  const auto s = settings_for(6s);  // suspend_after 2 s
+  LivenessRule rule;
+  LivenessInputs in = healthy(kStart + 1s, kStart + 1s);
+  in.heartbeat_pending = kStart + 1s;
+  in.heartbeat_read_answered = true;
+  in.now = kStart + 3100ms;  // 2.1 s: overdue
+  auto d = rule.evaluate(s, in, SessionState::kConnected);
+  EXPECT_EQ(d.state, SessionState::kSuspended);
+  EXPECT_FALSE(d.force_reconnect);
+  EXPECT_LE(d.wake_at, kStart + 4s);  // looks again when T/2 is up
+  in.now = kStart + 3900ms;
+  EXPECT_FALSE(rule.evaluate(s, in, SessionState::kSuspended).force_reconnect);
+  in.now = kStart + 4s;  // T/2 after the heartbeat
+  EXPECT_TRUE(rule.evaluate(s, in, SessionState::kSuspended).force_reconnect);
+  // The same without an answered read: silence, dropped at suspend_after.
+  LivenessRule silent;
+  in.heartbeat_read_answered = false;
+  in.now = kStart + 3100ms;
+  EXPECT_TRUE(silent.evaluate(s, in, SessionState::kConnected).force_reconnect);
+}
+
 TEST(LivenessRuleTest, BlipArithmeticOfTheDocs) {
   const auto s = settings_for(6s);  // i = 300 ms, m = 300 ms, r = 150 ms
   for (const auto phase : {0ms, 100ms, 200ms, 299ms}) {

@@ -13,6 +13,19 @@
 namespace zklock::detail {
 namespace {
 
+// Review 3, item 18: lease names are ordered by their sequence as a signed number, as lock nodes
+// are: negative numbers (ZooKeeper's printf of a wrapped cversion) sort by value, not as text.
+TEST(LockNodeNameTest, LeasesAreOrderedBySignedSequence) {
+  const std::vector<std::string> names = {
+      "_c_b-lease-0000000012",  "_c_a-lease--2147483000", "_c_c-lease-0000000003",
+      "_c_d-lease--2147482000", "_c_e-lease--000000007",
+  };
+  EXPECT_EQ(leases_in_order(names),
+            (std::vector<std::string>{"_c_a-lease--2147483000", "_c_d-lease--2147482000",
+                                      "_c_e-lease--000000007", "_c_c-lease-0000000003",
+                                      "_c_b-lease-0000000012"}));
+}
+
 TEST(LockNodeNameTest, ProtectedPrefixIsCuratorsForm) {
   EXPECT_EQ(lock_node_prefix("abc"), "_c_abc-lock-");
 }

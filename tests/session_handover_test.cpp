@@ -1,0 +1,101 @@
+// A holder told Lost gets the whole margin before anyone else can be handed its lock - also when
+// the session is declared Lost while its connection still works (the server would keep the
+// session for another m), and when the thread that delivers callbacks is busy (review 3, item 4).
+//
+// The holder's session loses every sync and exists answer once it holds (the requests reach the
+// server, their answers are dropped in the client seam): its heartbeats confirm nothing while the
+// connection stays healthy and the C client's own pings keep the session alive on the server. So
+// the session is declared Lost at confirmed + T - m, and the server would expire it only at
+// confirmed + T or later. A waiter on another session queues behind the holder.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "mutex_waiter.h"
+#include "scripted_hook.h"
+#include "test_env.h"
+#include "zklock/zklock.h"
+
+namespace zklock::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kTimeout = 10000ms;
+constexpr milliseconds kMargin = 3000ms;
+
+struct Handover {
+  milliseconds told_to_taken{0};
+  bool told = false;
+  bool taken = false;
+};
+
+// One run: the holder's Lost callback time against the waiter's acquisition time. With
+// `busy_listener`, a listener of the holder's session takes 1 s over its Lost event first.
+Handover run(bool busy_listener) {
+  auto server = shared_server();
+  const std::string path = unique_path("handover");
+  std::atomic<bool> held{false};
+  SessionOptions o = options_for(server.connect, kTimeout);
+  o.lost_margin = kMargin;
+  auto scripted = scripted_session(o, [&](Operation op, std::string_view) {
+    if (held && (op == Operation::kSync || op == Operation::kExists)) {
+      return std::optional(FaultDecision::lose_reply(Errc::connection_loss));
+    }
+    return std::optional<FaultDecision>();
+  });
+  if (busy_listener) {
+    scripted.session->add_listener([](const SessionEvent& e) {
+      if (e.state == SessionState::kLost) std::this_thread::sleep_for(1s);
+    });
+  }
+  std::atomic<std::int64_t> told_ns{0};
+  MutexOptions mo;
+  mo.on_state_change = [&](LockState s, const Acquisition&) {
+    if (s == LockState::kLost && told_ns == 0) {
+      told_ns = Clock::now().time_since_epoch().count();
+    }
+  };
+  Mutex holder(*scripted.session, path, mo);
+  holder.lock();
+  held = true;
+
+  Session other(options_for(server.connect, kTimeout));
+  Mutex waiting(other, path);
+  Waiter waiter(waiting);
+  EXPECT_TRUE(wait_until([&] { return lock_children(other, path).size() == 2; }, 10s));
+  // Lost comes about T - m after the last confirmation; allow 3 T for everything.
+  wait_until([&] { return told_ns != 0 && waiter.acquired(); }, 3 * kTimeout);
+  Handover h;
+  h.told = told_ns != 0;
+  h.taken = waiter.acquired();
+  if (h.told && h.taken) {
+    h.told_to_taken = std::chrono::duration_cast<milliseconds>(
+        waiter.acquired_at() - Clock::time_point(Clock::duration(told_ns.load())));
+  }
+  if (waiter.acquired()) waiting.unlock();
+  return h;
+}
+
+TEST(SessionHandoverTest, TheWaiterGetsInNoEarlierThanTheMarginAfterTheHolderWasTold) {
+  const Handover h = run(false);
+  ASSERT_TRUE(h.told) << "the holder was never told Lost";
+  ASSERT_TRUE(h.taken) << "the waiter never acquired";
+  EXPECT_GE(h.told_to_taken, kMargin)
+      << "the waiter acquired " << h.told_to_taken.count()
+      << " ms after the holder was told Lost; the margin is " << kMargin.count() << " ms";
+}
+
+TEST(SessionHandoverTest, ABusyEventsThreadDoesNotLetTheWaiterInBeforeTheHolderIsTold) {
+  const Handover h = run(true);
+  ASSERT_TRUE(h.told) << "the holder was never told Lost";
+  ASSERT_TRUE(h.taken) << "the waiter never acquired";
+  EXPECT_GE(h.told_to_taken, kMargin)
+      << "the waiter acquired " << h.told_to_taken.count()
+      << " ms after the holder was told Lost (negative: before); the margin is "
+      << kMargin.count() << " ms";
+}
+
+}  // namespace
+}  // namespace zklock::testing
