@@ -123,6 +123,13 @@ std::vector<CutPairResult> run_trial(IsolationSetup& setup, int trial, unsigned 
     }
   };
   auto results = run_cut_trial(context, plans, trial, seed, actions);
+  if (!results.empty()) {
+    std::string marks;
+    for (const auto& [mark, at] : results.front().marks) {
+      marks += " " + mark + " " + ms(at - results.front().cut_ns) + " ms";
+    }
+    std::printf("[ NETFAULTS] trial %d, after the cut:%s\n", trial, marks.c_str());
+  }
   if (!ensemble.wait_all_serving(60s)) {
     throw std::runtime_error("server." + std::to_string(leader + 1) +
                              " did not rejoin as a follower within 60 s of the heal (trial " +
