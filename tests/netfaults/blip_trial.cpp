@@ -2,10 +2,15 @@
 #include "blip_trial.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -25,6 +30,26 @@ using namespace std::chrono_literals;
 using faults::FaultLog;
 using faults::FencedStore;
 using std::chrono::milliseconds;
+
+// Raises the calling thread's scheduling priority (nice -10; Linux's nice is per thread, and
+// children inherit it) for its lifetime, when allowed (root); otherwise changes nothing.
+class UrgentThread {
+ public:
+  UrgentThread() : tid_(static_cast<id_t>(::syscall(SYS_gettid))) {
+    errno = 0;
+    const int before = ::getpriority(PRIO_PROCESS, tid_);
+    if (errno == 0 && ::setpriority(PRIO_PROCESS, tid_, -10) == 0) before_ = before;
+  }
+  ~UrgentThread() {
+    if (before_) ::setpriority(PRIO_PROCESS, tid_, *before_);
+  }
+  UrgentThread(const UrgentThread&) = delete;
+  UrgentThread& operator=(const UrgentThread&) = delete;
+
+ private:
+  id_t tid_;
+  std::optional<int> before_;
+};
 
 bool exited_with(const std::optional<int>& status, int code) {
   return status && WIFEXITED(*status) && WEXITSTATUS(*status) == code;
@@ -85,12 +110,20 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   const auto blip = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double, std::milli>(plan.x * static_cast<double>(session.count())));
   faults.record("cut", holder.spec().id);
+  std::int64_t heal_ns = 0;
   const auto cut_at = std::chrono::steady_clock::now();
-  r.cut_ns = faults::to_ns(cut_at);
-  ns.link().cut();
-  std::this_thread::sleep_until(cut_at + blip);
-  ns.link().heal();
-  r.heal_ns = faults::monotonic_ns();
+  {
+    // The fault must keep its time on a loaded machine (ctest -j, sanitizers: twenty holders
+    // exiting at once under LeakSanitizer): this thread, and the `tc` commands it starts, run
+    // ahead of the contenders meanwhile.
+    const UrgentThread urgent;
+    r.cut_ns = faults::to_ns(cut_at);
+    ns.link().cut();
+    std::this_thread::sleep_until(cut_at + blip);
+    ns.link().heal();
+    heal_ns = faults::monotonic_ns();
+  }
+  r.heal_ns = heal_ns;
   faults.record("heal", holder.spec().id);
   const std::int64_t nominal_ns = std::chrono::nanoseconds(blip).count();
   const std::int64_t margin_ns = std::chrono::nanoseconds(overshoot_margin(session)).count();
