@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -98,41 +100,59 @@ Contender::Contender(ContenderKind kind, const NetNamespace* netns, ContenderSpe
 
 Contender::~Contender() = default;  // ~ChildProcess stops and reaps it
 
-faults::HolderLog Contender::log() const {
-  faults::HolderLog log = faults::read_holder_log(log_path());
-  if (kind_ != ContenderKind::kExecHolder) return log;
-  std::string token;
-  for (auto& e : log.events) {
-    if (e.kind == "started") {
-      e.kind = "acquired";
-      token = e.get("token");
-    } else if (e.kind == "terminated") {
-      e.kind = "lock_state";
-      e.fields = {{"state", "Lost"}, {"token", token}};
-    } else if (e.kind == "finish") {
-      e.kind = "released";
-      e.fields = {{"token", token}, {"reason", "asked"}};
-    }
+const faults::HolderLog& Contender::events() const {
+  if (events_.path.empty()) {
+    events_.path = log_path();
+    events_.id = spec_.id;
   }
-  return log;
+  std::ifstream in(log_path(), std::ios::binary);
+  if (!in) return events_;
+  in.seekg(static_cast<std::streamoff>(parsed_bytes_));
+  std::string fresh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t whole = fresh.rfind('\n');
+  if (whole == std::string::npos) return events_;  // nothing new, or half a line
+  fresh.resize(whole + 1);
+  parsed_bytes_ += fresh.size();
+  for (auto& e : faults::parse_log(fresh)) {
+    if (kind_ == ContenderKind::kExecHolder) {
+      // The command's log, in a holder's words (see log()).
+      if (e.kind == "started") {
+        e.kind = "acquired";
+        token_ = e.get("token");
+      } else if (e.kind == "terminated") {
+        e.kind = "lock_state";
+        e.fields = {{"state", "Lost"}, {"token", token_}};
+      } else if (e.kind == "finish") {
+        e.kind = "released";
+        e.fields = {{"token", token_}, {"reason", "asked"}};
+      }
+    }
+    if (e.kind == "start" && !e.get("id").empty()) events_.id = e.get("id");
+    events_.events.push_back(std::move(e));
+  }
+  return events_;
 }
 
-std::int64_t Contender::acquired_ns() const { return first_at(log(), "acquired"); }
+faults::HolderLog Contender::log() const { return events(); }
+
+std::int64_t Contender::acquired_ns() const { return first_at(events(), "acquired"); }
 
 std::int64_t Contender::told_lost_ns() const {
-  const faults::HolderLog events = log();
-  const std::int64_t callback = first_at(events, "lock_state", "state", "Lost");
-  const std::int64_t gave_up = first_at(events, "gave_up", "reason", "lost");
+  const faults::HolderLog& log = events();
+  const std::int64_t callback = first_at(log, "lock_state", "state", "Lost");
+  const std::int64_t gave_up = first_at(log, "gave_up", "reason", "lost");
   if (callback == 0 || gave_up == 0) return std::max(callback, gave_up);
   return std::min(callback, gave_up);
 }
 
-std::int64_t Contender::fenced_ns() const { return first_at(log(), "gave_up", "reason", "fenced"); }
+std::int64_t Contender::fenced_ns() const {
+  return first_at(events(), "gave_up", "reason", "fenced");
+}
 
-std::int64_t Contender::released_ns() const { return first_at(log(), "released"); }
+std::int64_t Contender::released_ns() const { return first_at(events(), "released"); }
 
 std::int64_t Contender::answered_again_ns(std::int64_t after_ns) const {
-  const faults::HolderLog events = log();
+  const faults::HolderLog& events = this->events();
   const auto acquired = events.of("acquired");
   if (acquired.empty()) return 0;
   const std::string generation = acquired.front().get("gen");
@@ -149,7 +169,7 @@ bool Contender::saw_suspended() const {
   if (kind_ == ContenderKind::kExecHolder) {
     return read_text(out_path()).find("connection to ZooKeeper suspended") != std::string::npos;
   }
-  return first_at(log(), "lock_state", "state", "Suspended") != 0;
+  return first_at(events(), "lock_state", "state", "Suspended") != 0;
 }
 
 bool Contender::exec_says_back() const {

@@ -45,6 +45,7 @@ struct ContenderSpec {
   std::string store;  // fenced store socket (faults::FencedStore)
 };
 
+// Not thread-safe: one thread drives a contender (its log is read incrementally, see events()).
 class Contender {
  public:
   // Starts it inside `netns` (nullptr: in the test's own namespace, the host). Throws
@@ -90,10 +91,17 @@ class Contender {
  private:
   std::string log_path() const { return spec_.dir + "/" + spec_.id + ".log"; }
   std::string out_path() const { return spec_.dir + "/" + spec_.id + ".out"; }
+  // log(), kept up to date by parsing only the whole lines appended since the last call: the
+  // tests poll a contender's state every 10 ms, often with dozens of contenders at once, and a
+  // holder's log grows by some 40 lines a second (its writes).
+  const faults::HolderLog& events() const;
 
   const ContenderKind kind_;
   const ContenderSpec spec_;
   std::unique_ptr<ChildProcess> process_;
+  mutable faults::HolderLog events_;
+  mutable std::size_t parsed_bytes_ = 0;  // of the log file, up to a whole line
+  mutable std::string token_;             // kExecHolder: the token of its "started" line
 };
 
 // How a holder and the waiter queued behind it ended, once both are done.

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/netns.h"
@@ -29,6 +30,11 @@ class LinkedNamespace {
   // `argv` run inside this namespace (NetNamespace::command).
   std::vector<std::string> command(const std::vector<std::string>& argv) const {
     return netns_.command(argv);
+  }
+
+  // This namespace's hosts file (NetNamespace::set_hosts).
+  void set_hosts(const std::vector<std::pair<std::string, std::string>>& entries) {
+    netns_.set_hosts(entries);
   }
 
   // Replaces the routes: `destinations` (each "a.b.c.d/32" or "default") via the host, and

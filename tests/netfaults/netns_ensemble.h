@@ -11,12 +11,22 @@
 // that spent a cut in leader election rejoins within about a second of the heal instead of after
 // its election backoff - it shortens the wait between trials and changes nothing while cut.
 //
+// Observers (Options::observers): extra nodes, after the voters in index order, with the same two
+// links; by default behind ObserverMasters (ZkEnsemble::ObserverMasters::kOnFollowers), so each
+// syncs from a follower, not from the leader (docs/reliability.md; review 3, item 15).
+//
+// Host names: host_name(i) is a name unique to this test process and ensemble
+// ("<node's namespace>-zk<myid>", e.g. "zkl4242n3-zk1");
+// hosts_entries() is what a client namespace's hosts file needs to resolve them
+// (NetNamespace::set_hosts).
+//
 // Not thread-safe: drive it from one thread.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/netns.h"
@@ -28,7 +38,9 @@ namespace zklock::testing::netfaults {
 class NetnsEnsemble {
  public:
   struct Options {
-    int nodes = 3;
+    int nodes = 3;      // voters
+    int observers = 0;  // non-voting members, indices nodes .. nodes + observers - 1
+    ZkEnsemble::ObserverMasters observer_masters = ZkEnsemble::ObserverMasters::kOnFollowers;
     // tickTime 2000; session timeouts from 2 to 20 ticks, as a default installation allows.
     ServerOptions server{2000, 4000, 40000, false};
     int init_limit = 10;
@@ -41,13 +53,22 @@ class NetnsEnsemble {
   ~NetnsEnsemble();  // stops the servers, then removes every namespace and link
 
   ZkEnsemble& servers() { return *servers_; }
-  int size() const { return static_cast<int>(nodes_.size()); }
+  int size() const { return static_cast<int>(nodes_.size()); }  // voters and observers
+  int voters() const { return options_.nodes; }
+  bool is_observer(int i) const { return i >= options_.nodes; }
   const Options& options() const { return options_; }
 
   // Node i's client address, and "ADDRESS:PORT" of node i alone (for a client that must talk to
   // that node only).
   const std::string& client_address(int i) const;
   std::string connect_string(int i) const;
+  // "NAME:PORT" of node i: its host name, resolved by a namespace with hosts_entries().
+  std::string named_connect_string(int i) const;
+  // "ADDRESS:PORT,..." of every voter, in index order.
+  std::string voters_connect_string() const;
+  // Node i's host name, unique to this test process, and the (address, name) of every node.
+  std::string host_name(int i) const;
+  std::vector<std::pair<std::string, std::string>> hosts_entries() const;
 
   // The leader's index from `srvr` over the client addresses; -1 during an election.
   int leader() { return servers_->leader_index(); }
@@ -56,9 +77,13 @@ class NetnsEnsemble {
   void cut_quorum(int i);
   void heal_quorum(int i);
 
-  // After heal_quorum(i): polls until node i serves as a follower again and the leader counts
-  // every follower as synced (mntr zk_synced_followers == size() - 1). False on timeout.
+  // After heal_quorum(i): polls until node i serves again (as a follower; an observer as an
+  // observer) and the leader counts every follower as synced (mntr zk_synced_followers ==
+  // voters() - 1). False on timeout.
   bool wait_rejoined(int i, std::chrono::milliseconds timeout);
+  // Every voter but the leader and every observer serve, and the leader counts every follower as
+  // synced. False on timeout.
+  bool wait_all_serving(std::chrono::milliseconds timeout);
 
  private:
   struct Node {

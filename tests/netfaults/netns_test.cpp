@@ -2,8 +2,9 @@
 // namespaced servers of zk_server.h / zk_ensemble.h, NetnsEnsemble): a cut really blocks TCP both
 // ways and silently, a heal restores it, one peer can be cut alone, servers in namespaces serve
 // clients in other namespaces, a quorum cut silences a follower while its clients still reach it,
-// nothing of ours is left behind (also after a throw, also of a dead earlier run), and a machine
-// without namespaces skips these tests - or fails them when ZKLOCK_REQUIRE_NETNS=1.
+// a namespace's hosts file resolves its names for the programs run inside it only, nothing of ours
+// is left behind (hosts files included) (also after a throw, also of a dead earlier run), and a
+// machine without namespaces skips these tests - or fails them when ZKLOCK_REQUIRE_NETNS=1.
 #include "support/netns.h"
 
 #include <arpa/inet.h>
@@ -18,8 +19,11 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "linked_netns.h"
@@ -138,7 +142,25 @@ std::vector<std::string> our_objects(const std::string& prefix) {
       found.push_back(command[1] + ": " + name);
     }
   }
+  // Hosts files of namespaces (NetNamespace::set_hosts).
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/etc/netns", ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) found.push_back("/etc/netns: " + name);
+  }
   return found;
+}
+
+// What `argv` prints (stdout and stderr), and its wait status.
+std::pair<int, std::string> output_of(const std::vector<std::string>& argv) {
+  const std::string log = "/tmp/zklock-netns-test-" + std::to_string(::getpid()) + ".out";
+  SpawnOptions options;
+  options.log_path = log;
+  ChildProcess child(argv, options);
+  const auto status = child.wait_exit(30s);
+  std::string text = tail_file(log, 1 << 16);
+  ::unlink(log.c_str());
+  return {status ? *status : -1, text};
 }
 
 std::string self_exe() {
@@ -267,6 +289,7 @@ TEST(NetnsSupport, RemovesEverythingItCreatedAlsoWhenATestThrows) {
     VethLink between(&left, right);
     auto route = Route::via(right, "default", between.left().address);
     auto blackhole = Route::blackhole(left, "10.213.255.254/32");
+    left.set_hosts({{"10.213.255.253", prefix + "-probe"}});
     host_link.cut();
     between.cut();
     created = {left.name(), right.name(), host_link.left().interface};
@@ -307,7 +330,10 @@ TEST(NetnsSupport, SweepsTheLeftoversOfADeadRun) {
   run_net_tool_or_throw({"ip", "netns", "add", prefix + "n0"});
   run_net_tool_or_throw(
       {"ip", "link", "add", prefix + "a0", "type", "veth", "peer", "name", prefix + "b0"});
-  ASSERT_FALSE(our_objects(prefix).empty());
+  std::filesystem::create_directories("/etc/netns/" + prefix + "n0");
+  std::ofstream("/etc/netns/" + prefix + "n0/hosts") << "10.213.255.253 probe\n";
+  const auto left = our_objects(prefix);
+  ASSERT_NE(std::find(left.begin(), left.end(), "/etc/netns: " + prefix + "n0"), left.end());
 
   // Gone after our sweep (another test process sweeping at the same time may get there first).
   sweep_netns_leftovers();
@@ -316,6 +342,29 @@ TEST(NetnsSupport, SweepsTheLeftoversOfADeadRun) {
   NetNamespace mine;
   sweep_netns_leftovers();
   EXPECT_FALSE(our_objects(netns_name_prefix()).empty()) << "the sweep removed a live namespace";
+}
+
+TEST(NetnsSupport, AHostsFileNamesAddressesInsideItsNamespaceOnly) {
+  ZKLOCK_REQUIRE_NETNS();
+  const std::string name = netns_name_prefix() + "-probe";
+  std::string path;
+  {
+    NetNamespace ns;
+    ns.set_hosts({{"10.213.255.253", name}});
+    path = ns.hosts_path();
+    const auto [status, inside] = output_of(ns.command({"getent", "hosts", name}));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << inside;
+    EXPECT_NE(inside.find("10.213.255.253"), std::string::npos) << inside;
+    const auto [host_status, outside] = output_of({"getent", "hosts", name});
+    EXPECT_FALSE(WIFEXITED(host_status) && WEXITSTATUS(host_status) == 0)
+        << "the host resolves a namespace's name: " << outside;
+    // Replaced, not appended to.
+    ns.set_hosts({{"10.213.255.252", name}});
+    const auto [again, replaced] = output_of(ns.command({"getent", "hosts", name}));
+    EXPECT_NE(replaced.find("10.213.255.252"), std::string::npos) << replaced;
+    EXPECT_EQ(replaced.find("10.213.255.253"), std::string::npos) << replaced;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path)) << "the namespace's hosts file outlived it";
 }
 
 TEST(NetnsSupport, SkipsWithTheReasonOrFailsWhenNamespacesAreRequired) {

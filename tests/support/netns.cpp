@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,9 +14,11 @@
 #include <atomic>
 #include <bitset>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -32,9 +36,10 @@ namespace {
 
 constexpr auto kToolTimeout = std::chrono::seconds(30);
 constexpr const char* kStateDir = "/run/zklock-netns";
-constexpr int kBlocks = 64;                 // /22 blocks in 10.213.0.0/16
-constexpr int kSlotsPerBlock = 256;         // /30 links in a /22
-constexpr std::size_t kMaxNameLength = 15;  // IFNAMSIZ - 1
+constexpr const char* kEtcNetns = "/etc/netns";  // `ip netns exec` mounts /etc/netns/<ns>/* on /etc
+constexpr int kBlocks = 64;                      // /22 blocks in 10.213.0.0/16
+constexpr int kSlotsPerBlock = 256;              // /30 links in a /22
+constexpr std::size_t kMaxNameLength = 15;       // IFNAMSIZ - 1
 
 std::string errno_text(const std::string& what, int error) {
   return what + ": " + std::generic_category().message(error);
@@ -274,6 +279,15 @@ std::vector<std::string> sweep(bool including_self) {
                                         : run_net_tool({"ip", "link", "del", name});
     if (r.ok()) removed.push_back(name);
   }
+  // Hosts files of namespaces (NetNamespace::set_hosts): /etc/netns/zkl<pid>n<k>.
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator(kEtcNetns, ignored)) {
+    const std::string name = entry.path().filename().string();
+    const int pid = owner_pid(name);
+    if (pid == 0 || (pid == self ? !including_self : pid_alive(pid))) continue;
+    if (std::filesystem::remove_all(entry.path(), ignored) > 0)
+      removed.push_back(entry.path().string());
+  }
   FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
   ForwardingState state = read_forwarding_state();
   if (!state.users.empty()) drop_forwarding_users(state, including_self ? self : 0);
@@ -310,23 +324,60 @@ NetToolResult run_net_tool(std::vector<std::string> argv) {
   std::string output_path = "/tmp/zklock-nettool-XXXXXX";
   const int fd = ::mkstemp(output_path.data());
   if (fd < 0) throw std::runtime_error(errno_text("mkstemp " + output_path, errno));
+  // posix_spawn, on the calling thread, rather than a ChildProcess: a cut or a heal must keep its
+  // time, and ChildProcess forks every child on one spawner thread, one after another - a copy of
+  // the whole test process each, slow for a big (sanitized) one with dozens of contenders
+  // starting meanwhile. posix_spawn (clone with CLONE_VFORK) copies nothing. The tools exit by
+  // themselves within milliseconds; the timeout below kills one that does not.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fd, STDERR_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fd);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(fd);
+  if (spawned != 0) {
+    ::unlink(output_path.c_str());
+    throw std::runtime_error(errno_text("cannot run `" + join(argv) + "`", spawned));
+  }
   NetToolResult result;
-  try {
-    SpawnOptions options;
-    options.log_path = output_path;
-    ChildProcess child(argv, options);
-    const auto status = child.wait_exit(kToolTimeout);
-    if (!status) {
-      child.kill();
+  const auto deadline = std::chrono::steady_clock::now() + kToolTimeout;
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      result.status = status;
+      break;
+    }
+    if (done < 0 && errno != EINTR) {
+      ::unlink(output_path.c_str());
+      throw std::runtime_error(errno_text("waitpid for `" + join(argv) + "`", errno));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::unlink(output_path.c_str());
       throw std::runtime_error("`" + join(argv) + "` did not finish within 30 s");
     }
-    result.status = *status;
-    result.output = read_file(output_path);
-  } catch (...) {
-    ::unlink(output_path.c_str());
-    throw;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
+  result.output = read_file(output_path);
   ::unlink(output_path.c_str());
   return result;
 }
@@ -399,6 +450,33 @@ NetNamespace::~NetNamespace() {
     run_net_tool({"ip", "netns", "del", name_});
   } catch (...) {
   }
+  if (hosts_written_) {
+    std::error_code ignored;
+    std::filesystem::remove_all(std::string(kEtcNetns) + "/" + name_, ignored);
+  }
+}
+
+std::string NetNamespace::hosts_path() const {
+  return std::string(kEtcNetns) + "/" + name_ + "/hosts";
+}
+
+void NetNamespace::set_hosts(const std::vector<std::pair<std::string, std::string>>& entries) {
+  const std::string dir = std::string(kEtcNetns) + "/" + name_;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw std::runtime_error("netns: cannot create " + dir + ": " + error.message());
+  hosts_written_ = true;  // from here on the destructor removes the directory
+  // Written aside and renamed: a program starting meanwhile sees the old file or the new one.
+  const std::string path = hosts_path();
+  {
+    std::ofstream out(path + ".new", std::ios::trunc);
+    out << "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+    for (const auto& [address, host] : entries) out << address << "\t" << host << "\n";
+    out.close();
+    if (!out) throw std::runtime_error("netns: cannot write " + path + ".new");
+  }
+  std::filesystem::rename(path + ".new", path, error);
+  if (error) throw std::runtime_error("netns: cannot rename to " + path + ": " + error.message());
 }
 
 std::vector<std::string> NetNamespace::command(const std::vector<std::string>& argv) const {

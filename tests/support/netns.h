@@ -9,6 +9,9 @@
 // Guarantees about what is created:
 //  * Every object is RAII and removes what it created, by name, in its destructor - also when the
 //    test fails or throws. Removal errors are ignored (the object may already be gone).
+//  * A namespace's own hosts file (NetNamespace::set_hosts) is /etc/netns/<name>/hosts, which
+//    `ip netns exec` bind-mounts over /etc/hosts for the programs it runs; the destructor removes
+//    /etc/netns/<name>, and the sweep removes those of processes that are gone.
 //  * Names are "zkl<pid><kind><n>" (at most 15 characters, the kernel's limit for interface
 //    names): two test processes never collide. The first object a process creates (or the first
 //    netns_unavailable_reason()) sweeps the leftovers of processes that are gone (a test process
@@ -28,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zklock::testing {
@@ -45,8 +49,9 @@ bool netns_required();
 // "zkl<pid>": the prefix of every namespace and interface name this process creates.
 std::string netns_name_prefix();
 
-// Removes the namespaces and host interfaces named "zkl<pid>..." whose process is gone, and gives
-// back ip_forward held by processes that are gone (IpForwarding). Returns the names removed.
+// Removes the namespaces, host interfaces and /etc/netns/ directories (hosts files) named
+// "zkl<pid>..." whose process is gone, and gives back ip_forward held by processes that are gone
+// (IpForwarding). Returns the names removed.
 // Runs by itself before this process creates its first object; public for tests.
 std::vector<std::string> sweep_netns_leftovers();
 
@@ -81,10 +86,20 @@ class NetNamespace {
 
   // Runs `fn` on a thread of its own that has entered this namespace: sockets `fn` opens belong
   // to the namespace, also when other threads use them afterwards. Rethrows what `fn` throws.
+  // (run_inside does not see the namespace's hosts file: only `ip netns exec` mounts it.)
   void run_inside(const std::function<void()>& fn) const;
+
+  // Writes /etc/netns/<name>/hosts: "localhost" and each (address, host name) of `entries`, so
+  // that programs started with command() resolve those names (getaddrinfo reads /etc/hosts, over
+  // which `ip netns exec` bind-mounts this file). Replaces an earlier set_hosts(). Removed by the
+  // destructor. Throws std::runtime_error when the file cannot be written.
+  void set_hosts(const std::vector<std::pair<std::string, std::string>>& entries);
+  // "/etc/netns/<name>/hosts" (it exists only after set_hosts()).
+  std::string hosts_path() const;
 
  private:
   std::string name_;
+  bool hosts_written_ = false;
 };
 
 // One end of a link.

@@ -1,6 +1,7 @@
 // tests/support/zk_ensemble.cpp
 #include "support/zk_ensemble.h"
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -46,15 +47,20 @@ std::unique_ptr<ZkEnsemble> ZkEnsemble::start(int n, ServerOptions options) {
 
 std::unique_ptr<ZkEnsemble> ZkEnsemble::start_in_netns(std::vector<NodePlacement> placements,
                                                        ServerOptions options,
-                                                       std::string extra_config) {
+                                                       std::string extra_config,
+                                                       ObserverMasters observer_masters) {
   const int n = static_cast<int>(placements.size());
   if (n < 1) throw std::invalid_argument("ZkEnsemble::start_in_netns: no placements");
+  if (std::all_of(placements.begin(), placements.end(),
+                  [](const NodePlacement& p) { return p.observer; })) {
+    throw std::invalid_argument("ZkEnsemble::start_in_netns: no voting member");
+  }
   std::unique_ptr<ZkEnsemble> ensemble(
       new ZkEnsemble(options, make_temp_dir("zklock-ensemble-"), n));
   for (int i = 0; i < n; ++i) ensemble->node(i).placement = placements[static_cast<std::size_t>(i)];
   ensemble->extra_config_ = std::move(extra_config);
   for (int attempt = 1;; ++attempt) {
-    const std::vector<int> ports = pick_free_ports(3 * n);
+    const std::vector<int> ports = pick_free_ports(3 * n + 1);
     for (int i = 0; i < n; ++i) {
       Node& each = ensemble->node(i);
       const std::size_t first = 3 * static_cast<std::size_t>(i);
@@ -62,6 +68,8 @@ std::unique_ptr<ZkEnsemble> ZkEnsemble::start_in_netns(std::vector<NodePlacement
       each.quorum_port = ports[first + 1];
       each.election_port = ports[first + 2];
     }
+    ensemble->observer_master_port_ =
+        observer_masters == ObserverMasters::kOnFollowers ? ports.back() : 0;
     ensemble->write_configs();
     for (int i = 0; i < n; ++i) ensemble->spawn(i);
 
@@ -77,7 +85,10 @@ std::unique_ptr<ZkEnsemble> ZkEnsemble::start_in_netns(std::vector<NodePlacement
           }
           for (int i = 0; i < n; ++i) {
             const std::string mode = ensemble->mode(i);
-            if (mode != "leader" && mode != "follower") return false;
+            if (ensemble->is_observer(i) ? mode != "observer"
+                                         : mode != "leader" && mode != "follower") {
+              return false;
+            }
             if (!ensemble->is_ours(i)) return false;
             if (mode == "leader") ++leaders;
           }
@@ -148,8 +159,10 @@ void ZkEnsemble::write_configs() {
   std::ostringstream servers;
   for (int i = 0; i < size(); ++i) {
     servers << "server." << i + 1 << "=" << node(i).placement.quorum_address << ":"
-            << node(i).quorum_port << ":" << node(i).election_port << "\n";
+            << node(i).quorum_port << ":" << node(i).election_port
+            << (node(i).placement.observer ? ":observer" : "") << "\n";
   }
+  if (observer_master_port_ != 0) servers << "observerMasterPort=" << observer_master_port_ << "\n";
   for (int i = 0; i < size(); ++i) {
     Node& each = node(i);
     // A fresh data directory: a retry on new ports must not inherit epochs of the failed attempt.
@@ -164,7 +177,7 @@ void ZkEnsemble::write_configs() {
         << "syncLimit=2\n"
         // A 1-node "ensemble" stays a quorum (Mode: leader) rather than turning standalone.
         << "standaloneEnabled=false\n"
-        << servers.str() << extra_config_;
+        << (each.placement.observer ? "peerType=observer\n" : "") << servers.str() << extra_config_;
     cfg.close();
     if (!cfg) throw std::runtime_error("cannot write " + each.dir + "/zoo.cfg");
   }
@@ -220,6 +233,8 @@ std::string ZkEnsemble::node_connect_string(int i) const {
 const std::string& ZkEnsemble::client_address(int i) const {
   return node(i).placement.client_address;
 }
+
+bool ZkEnsemble::is_observer(int i) const { return node(i).placement.observer; }
 
 int ZkEnsemble::client_port(int i) const { return node(i).client_port; }
 

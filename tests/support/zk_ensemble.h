@@ -7,7 +7,12 @@
 // a new one is elected in about 1 s.
 //
 // start_in_netns() puts each node in a network namespace (netns.h) with its own client and
-// quorum addresses, and may override initLimit and syncLimit.
+// quorum addresses, and may override initLimit and syncLimit. A node placed there may be an
+// OBSERVER (peerType=observer, "server.N=...:observer" in every node's list: it serves clients and
+// follows the commits but does not vote), and the ensemble may run ObserverMasters
+// (observerMasterPort=P on every node, ZooKeeper 3.6+): each follower then serves observers on
+// port P of its quorum address, and an observer syncs from a follower instead of the leader - its
+// sessions' touches reach the leader in two hops (observer -> follower -> leader).
 //
 // Not thread-safe: drive an ensemble from one thread at a time.
 #pragma once
@@ -43,12 +48,19 @@ class ZkEnsemble {
     const NetNamespace* netns = nullptr;
     std::string client_address;
     std::string quorum_address;
+    bool observer = false;  // a non-voting member (at least one placement must vote)
   };
+  // Whether observers sync from an ObserverMaster on a follower (kOnFollowers) or from the
+  // leader, ZooKeeper's default (kOff). kOnFollowers needs distinct quorum addresses (one port,
+  // the same on every node): placements in namespaces.
+  enum class ObserverMasters { kOff, kOnFollowers };
   // As start(), one node per placement. `extra_config` is appended to every node's zoo.cfg after
-  // the defaults; a key given again there wins (e.g. "initLimit=10\nsyncLimit=5\n").
-  static std::unique_ptr<ZkEnsemble> start_in_netns(std::vector<NodePlacement> placements,
-                                                    ServerOptions options = {},
-                                                    std::string extra_config = {});
+  // the defaults; a key given again there wins (e.g. "initLimit=10\nsyncLimit=5\n"). Ready when
+  // every voter is leader or follower (exactly one leader) and every observer serves (Mode:
+  // observer).
+  static std::unique_ptr<ZkEnsemble> start_in_netns(
+      std::vector<NodePlacement> placements, ServerOptions options = {},
+      std::string extra_config = {}, ObserverMasters observer_masters = ObserverMasters::kOff);
 
   // Stops every node and removes the temporary directories (kept with ZKLOCK_KEEP_TEST_DIRS or
   // after a failed start).
@@ -62,6 +74,10 @@ class ZkEnsemble {
   std::string node_connect_string(int i) const;
   // The address node i serves clients on ("127.0.0.1" unless placed in a namespace).
   const std::string& client_address(int i) const;
+  // Node i was placed as an observer.
+  bool is_observer(int i) const;
+  // observerMasterPort, or 0 when ObserverMasters are off.
+  int observer_master_port() const { return observer_master_port_; }
   int size() const { return static_cast<int>(nodes_.size()); }
   int client_port(int i) const;
   // PID of node i's current (or last) JVM.
@@ -71,7 +87,8 @@ class ZkEnsemble {
   // frozen; -1 if none does (e.g. during an election). Queries each node (1 s timeout each).
   int leader_index();
 
-  // `srvr` Mode of node i ("leader", "follower"...); "" when it is down, frozen or not serving.
+  // `srvr` Mode of node i ("leader", "follower", "observer"); "" when it is down, frozen or not
+  // serving.
   std::string mode(int i);
 
   // SIGKILL node i (a crash) / SIGTERM it (a clean shutdown); both wait for the JVM to exit.
@@ -135,6 +152,7 @@ class ZkEnsemble {
   const std::string root_dir_;
   std::vector<Node> nodes_;
   std::string extra_config_;  // start_in_netns: appended to every zoo.cfg
+  int observer_master_port_ = 0;
   bool keep_dir_ = false;
 };
 

@@ -1,0 +1,40 @@
+// tests/netfaults/client_config.cpp
+#include "client_config.h"
+
+namespace zklock::testing::netfaults {
+
+const char* to_string(ClientConfig config) {
+  switch (config) {
+    case ClientConfig::kPlain:
+      return "plain";
+    case ClientConfig::kChroot:
+      return "chroot";
+    case ClientConfig::kHostNames:
+      return "hostnames";
+    case ClientConfig::kAllListed:
+      return "all-listed";
+    case ClientConfig::kObserver:
+      return "observer";
+  }
+  return "?";
+}
+
+ClientTarget target_for(ClientConfig config, const NetnsEnsemble& ensemble, int node) {
+  switch (config) {
+    case ClientConfig::kPlain:
+    case ClientConfig::kObserver:
+      return {ensemble.connect_string(node), ""};
+    case ClientConfig::kChroot:
+      return {ensemble.connect_string(node) + kChroot, kChroot};
+    case ClientConfig::kHostNames:
+      return {ensemble.named_connect_string(node), ""};
+    case ClientConfig::kAllListed: {
+      std::string connect = ensemble.voters_connect_string();
+      if (ensemble.is_observer(node)) connect += "," + ensemble.connect_string(node);
+      return {connect, ""};
+    }
+  }
+  return {ensemble.connect_string(node), ""};
+}
+
+}  // namespace zklock::testing::netfaults

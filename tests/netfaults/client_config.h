@@ -1,0 +1,48 @@
+// tests/netfaults/client_config.h: the ways production clients connect, as a dimension of the
+// kernel-fault scenarios (issue 20). Each contender of a scenario is attached to one server node,
+// and its connect string says so in one of these configurations:
+//  * plain       "ADDRESS:PORT" of that node (what the scenarios ran with first);
+//  * chroot      "ADDRESS:PORT/zklock-nf": every path is under the chroot /zklock-nf, which must
+//                exist beforehand (ensure_chroot: the C client prepends it to every path and does
+//                not create it, and zklock creates only the missing parents of a lock path below
+//                it); zklock cannot read /zookeeper/config through a chroot;
+//  * hostnames   "NAME:PORT", NAME resolved by the client's namespace's own hosts file
+//                (NetnsEnsemble::hosts_entries, NetNamespace::set_hosts): the C client resolves it
+//                with getaddrinfo at zookeeper_init and again at every zoo_set_servers (zklock's
+//                forced reconnects);
+//  * all-listed  every voter's "ADDRESS:PORT", although the client's namespace routes reach only
+//                its own node: a connect() to any other server fails at once (ENETUNREACH, no
+//                route), and the C client moves on to the next address of its (shuffled) list -
+//                so every answer still comes from the one node, as in the plain case, but through
+//                the C client's multi-server logic (host rotation, the T/60 pause after "tried
+//                all servers", zoo_set_servers with three hosts);
+//  * observer    "ADDRESS:PORT" of an observer (plain otherwise).
+// Waiters use the configuration of their holder, pointed at their own node (the same chroot: the
+// same lock).
+#pragma once
+
+#include <string>
+
+#include "netns_ensemble.h"
+
+namespace zklock::testing::netfaults {
+
+enum class ClientConfig { kPlain, kChroot, kHostNames, kAllListed, kObserver };
+const char* to_string(ClientConfig config);
+
+// The chroot of the chroot configuration.
+inline constexpr const char* kChroot = "/zklock-nf";
+
+// Where one contender connects.
+struct ClientTarget {
+  std::string connect;  // connect string, with the chroot when there is one
+  std::string chroot;   // "" or kChroot: the lock path on the server is chroot + path
+  // The lock path `path` (as the client names it) as the server names it.
+  std::string server_path(const std::string& path) const { return chroot + path; }
+};
+
+// The connect string of a client attached to `node` of `ensemble` in `config`. kAllListed lists
+// every voter (and `node` too when it is an observer).
+ClientTarget target_for(ClientConfig config, const NetnsEnsemble& ensemble, int node);
+
+}  // namespace zklock::testing::netfaults
