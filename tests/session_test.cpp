@@ -320,3 +320,33 @@ TEST(SessionTest, AnAsyncRequestsDeadlineGoesWhenTheRequestIsSettled) {
 
 }  // namespace
 }  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// The lag through an ensemble is a whole tickTime (server_topology.h), which a client cannot
+// read: the session bounds it by the smallest timeout the ensemble grants - its own, and that of
+// a probe session asking for 1 s, which the server raises to its minSessionTimeout (2 x tickTime
+// by default). Here tickTime is 2 s: the session's own 6 s would bound it at 3 s, the probe at 2 s.
+TEST(SessionTest, TheEnsemblesTickIsLearnedFromWhatItGrants) {
+  if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
+  auto ensemble = ZkEnsemble::start(3, ServerOptions{2000, 4000, 40000, false});
+  Session s(options_for(ensemble->connect_string(), 6000ms));
+  const auto& core = detail::SessionAccess::core(s);
+  EXPECT_TRUE(wait_until([&] { return core->confirmation_lag() == 2000ms; }, 15s))
+      << "lag in use: "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(core->confirmation_lag()).count()
+      << " ms";
+  EXPECT_EQ(core->topology(), detail::ServerTopology::kEnsemble);
+  // Told, it believes the application.
+  SessionOptions told = options_for(ensemble->connect_string(), 6000ms);
+  told.server_tick_time = 1500ms;
+  Session t(told);
+  const auto& told_core = detail::SessionAccess::core(t);
+  EXPECT_TRUE(wait_until(
+      [&] { return told_core->topology() == detail::ServerTopology::kEnsemble; }, 15s));
+  EXPECT_EQ(told_core->confirmation_lag(), 1500ms);
+}
+
+}  // namespace
+}  // namespace zklock::testing

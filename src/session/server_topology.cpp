@@ -22,16 +22,7 @@ ServerTopology topology_of_config(std::string_view config) {
 }
 
 BootClock::duration confirmation_lag(ServerTopology topology, BootClock::duration tick) {
-  switch (topology) {
-    case ServerTopology::kStandalone:
-      return BootClock::duration(0);
-    case ServerTopology::kEnsembleWithObservers:
-      return tick;
-    case ServerTopology::kUnknown:
-    case ServerTopology::kEnsemble:
-      break;
-  }
-  return tick / 2;
+  return topology == ServerTopology::kStandalone ? BootClock::duration(0) : tick;
 }
 
 const char* to_string(ServerTopology topology) {

@@ -2,10 +2,16 @@
 // /zookeeper/config node, and what it means for the Lost rule's lag (internal; pure).
 //
 // The config node lists an ensemble's servers ("server.N=host:quorum:election[:role];client"),
-// observers with the role "observer"; a standalone server's is empty. An observer passes our
-// session's touches to the leader one hop later than a follower when it syncs from an
-// ObserverMaster (3.6+: a follower relays them in its next ping answer), which a client cannot
-// see - so any observer in the ensemble doubles the lag (leader_confirmation.h).
+// observers with the role "observer"; a standalone server's is empty.
+//
+// The lag through an ensemble is a whole tickTime. It must cover two things (docs/sessions.md):
+//  * the relay: a follower passes our session's touches to the leader in its next ping answer,
+//    up to tickTime/2 later; an observer syncing from an ObserverMaster two hops away, up to a
+//    tickTime;
+//  * a stale leader: a leader cut off from its followers goes on answering syncs (not a quorum
+//    operation, ZOOKEEPER-1675) until its own check notices that no quorum acknowledged it for
+//    syncLimit ticks - up to a tickTime after its followers, counting the same silence, gave up on
+//    it and could elect a new leader, which counts every session from its election.
 #pragma once
 
 #include <string_view>
@@ -17,7 +23,7 @@ namespace zklock::detail {
 enum class ServerTopology {
   kUnknown,                // not learned yet (or the node could not be read): as an ensemble
   kStandalone,             // the server expires sessions itself: every answer counts, no lag
-  kEnsemble,               // followers and a leader: lag tickTime/2
+  kEnsemble,               // followers and a leader: lag tickTime
   kEnsembleWithObservers,  // observers too (maybe behind an ObserverMaster): lag tickTime
 };
 

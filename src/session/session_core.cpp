@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "client/host_resolver.h"
+#include "client/timeout_probe.h"
 
 namespace zklock::detail {
 namespace {
@@ -59,10 +60,9 @@ BootClock::duration SessionCore::confirmation_lag() const {
 }
 
 void SessionCore::apply_route_locked() {
-  // tickTime: as configured, else bounded by the negotiated timeout - the server grants no
-  // timeout below 2 x tickTime (its default minSessionTimeout).
+  // tickTime: as configured, else bounded by the timeouts the ensemble granted (tick_bound.h).
   const milliseconds tick =
-      options_.server_tick_time.count() > 0 ? options_.server_tick_time : negotiated_timeout() / 2;
+      tick_bound(options_.server_tick_time, negotiated_timeout(), probe_granted_);
   confirmation_.set_route(topology_ == ServerTopology::kStandalone,
                           detail::confirmation_lag(topology_, tick));
 }
@@ -402,7 +402,36 @@ void SessionCore::post_event_or_detach(std::function<void()> task) {
 
 void SessionCore::flush_events(milliseconds timeout) { events_.flush(timeout); }
 
+void SessionCore::probe_tick() {
+  std::string addresses;
+  {
+    std::lock_guard lock(addresses_mutex_);
+    addresses = addresses_;
+  }
+  const auto wait = std::min<milliseconds>(options_.connect_timeout, std::chrono::seconds(10));
+  const auto granted = granted_session_timeout(
+      addresses, kProbeTimeout, wait,
+      [this] {
+        std::lock_guard lock(reaper_mutex_);
+        return reaper_stopping_;
+      },
+      log_slot_.callback());
+  if (!granted) {
+    log_slot_.log(LogLevel::kDebug,
+                  "the timeout probe got no answer: tickTime bounded by the session timeout");
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  probe_granted_ = granted;
+  apply_route_locked();
+  log_slot_.log(LogLevel::kDebug, "a session asking for " + std::to_string(kProbeTimeout.count()) +
+                                      " ms was granted " + std::to_string(granted->count()) +
+                                      " ms: tickTime at most " +
+                                      std::to_string(granted->count() / 2) + " ms");
+}
+
 void SessionCore::reaper_loop() {
+  if (options_.server_tick_time.count() <= 0) probe_tick();
   std::unique_lock lock(reaper_mutex_);
   while (true) {
     if (reaper_stopping_ && to_close_.empty()) break;

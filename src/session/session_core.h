@@ -36,6 +36,7 @@
 #include "session/leader_confirmation.h"
 #include "session/liveness_rule.h"
 #include "session/server_topology.h"
+#include "session/tick_bound.h"
 #include "zklock/lock_state.h"
 #include "zklock/session.h"
 
@@ -198,6 +199,9 @@ class SessionCore final : public ConnectionListener {
   void resolve_on_start();
   void refresh_addresses();
   void request_resolve();
+  // Asks the ensemble, with a session of its own, what timeout it grants (the reaper does it
+  // once, unless SessionOptions::server_tick_time is given): bounds tickTime tighter than T/2.
+  void probe_tick();
   void run_deferred_and_scheduled();
   void notify_observers();
 
@@ -219,6 +223,8 @@ class SessionCore final : public ConnectionListener {
   // Learned from /zookeeper/config, once per SessionCore; until then, answers count as an
   // ensemble's (the safe side).
   ServerTopology topology_ = ServerTopology::kUnknown;
+  // The timeout the probe session was granted (reaper thread, once): bounds tickTime.
+  std::optional<std::chrono::milliseconds> probe_granted_;
   bool route_query_in_flight_ = false;
   bool ever_connected_ = false;       // in this generation
   bool generation_answered_ = false;  // an answer of this generation advanced the confirmation

@@ -15,17 +15,15 @@
 // Waiters on the host: the server's address (with the chroot for the chroot trials), or the
 // ensemble's three voters.
 //
-// Sizes. The budget of a kept blip is T - i - l - m - r (docs/sessions.md): i = T/20, m = T/20
-// (T/10 for zklock exec), r = 150 ms, and the lag l = 0 on a standalone server, tickTime/2 on an
-// ensemble, a whole tickTime on an ensemble with observers - bounded by T/4 and T/2, since the
-// client is not told tickTime. One size on each side of what decides safety; the other sizes are
-// physical_blip_test's (plain, six sizes):
+// Sizes. The budget of a kept blip is T - i - m - r on a standalone server and T - 2i - l - m - r
+// on an ensemble (docs/sessions.md, "The arithmetic"): i = T/20, m = T/20 (T/10 for zklock exec),
+// r = 150 ms, and the lag l = a whole tickTime on any ensemble - 2 s here, which the session learns
+// from the timeout a probe session is granted (minSessionTimeout = 2 x tickTime). One size on each
+// side of what decides safety; the other sizes are physical_blip_test's (plain, six sizes):
 //  * kept: 0.75 T for host names and chroot (standalone: budget 0.875 T for Mutex, 0.825 T for
 //    exec, as the plain trials; through a chroot zklock still reads /zookeeper/config - the C
-//    client's getconfig ignores the chroot - or, before it did, counted every answer), 0.5 T for
-//    all listed (l = T/4: budget 0.65 T - 150 ms for Mutex, 0.6 T - 150 ms for exec), 0.25 T for the
-//    observer (l = T/2: 0.4 T - 150 ms and 0.35 T - 150 ms; 0.25 T also fits the T/4 lag counted
-//    before observers were told apart) - kept 5 of 5;
+//    client's getconfig ignores the chroot), 0.25 T for all listed and the observer (budget at
+//    T = 6 s: 2.95 s for Mutex, 2.65 s for exec; at T = 10 s: 6.35 s and 5.85 s) - kept 5 of 5;
 //  * lost: 1.2 T, past the server's expiry - lost, and told before the waiter acquires, 5 of 5.
 // In every trial never two holders (told before the waiter acquired) and no fault_checker
 // violation. T = 6 s and 10 s (physical_blip_test's), Mutex (fault_holder) and `zklock exec`, 5
@@ -80,8 +78,7 @@ bool on_standalone(ClientConfig config) {
 
 // The longest blip each configuration is asserted to keep (see the file comment).
 double kept_size(ClientConfig config) {
-  if (on_standalone(config)) return 0.75;
-  return config == ClientConfig::kAllListed ? 0.5 : 0.25;
+  return on_standalone(config) ? 0.75 : 0.25;
 }
 
 NetnsEnsemble::Options with_observer() {

@@ -1,0 +1,49 @@
+#include "client/timeout_probe.h"
+
+#include <condition_variable>
+#include <mutex>
+
+#include "client/c_client.h"
+
+namespace zklock::detail {
+namespace {
+
+struct ProbeState {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool connected = false;
+};
+
+void on_probe_event(zhandle_t* zh, int type, int state, const char* /*path*/, void* /*ctx*/) {
+  if (type != ZOO_SESSION_EVENT || state != ZOO_CONNECTED_STATE) return;
+  auto* probe = static_cast<ProbeState*>(const_cast<void*>(zoo_get_context(zh)));
+  std::lock_guard lock(probe->mutex);
+  probe->connected = true;
+  probe->cv.notify_all();
+}
+
+}  // namespace
+
+std::optional<std::chrono::milliseconds> granted_session_timeout(
+    const std::string& addresses, std::chrono::milliseconds requested,
+    std::chrono::milliseconds wait, const std::function<bool()>& stop, CLogCallback log) {
+  ProbeState probe;
+  zhandle_t* zh = zookeeper_init2(addresses.c_str(), &on_probe_event,
+                                  static_cast<int>(requested.count()), nullptr, &probe,
+                                  ZOO_NO_LOG_CLIENTENV, log);
+  if (zh == nullptr) return std::nullopt;
+  std::optional<std::chrono::milliseconds> granted;
+  {
+    std::unique_lock lock(probe.mutex);
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (!probe.connected && std::chrono::steady_clock::now() < until && !(stop && stop())) {
+      probe.cv.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    if (probe.connected) granted = std::chrono::milliseconds(zoo_recv_timeout(zh));
+  }
+  // Connected: CloseSession ends it on the server at once. The watcher runs no more after this.
+  zookeeper_close(zh);
+  return granted;
+}
+
+}  // namespace zklock::detail
