@@ -38,8 +38,8 @@ std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_answered(con
   std::optional<TimePoint> credited;
   if (credit_ && answer.sent >= *credit_) {
     // Sent after our drop, so answered over a connection opened after it: its connect request
-    // was counted.
-    credited = on_counted(*credit_);
+    // was counted (by a leader that may have been stale, through an ensemble: the lag).
+    credited = on_counted(direct_ ? *credit_ : *credit_ - lag_);
     credit_.reset();
   }
   if (direct_) {
@@ -54,15 +54,19 @@ std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_answered(con
   }
   std::optional<TimePoint> candidate;
   if (leader_made) {
-    if (lag_.count() == 0) {
+    if (lag_.count() == 0 && relay_.count() == 0) {
       candidate = answer.sent;
     } else {
-      // The latest send among requests answered at or before the horizon (the history is in
-      // answer order; each entry carries the latest send answered up to it).
-      const TimePoint horizon = answer.sent - lag_;
-      auto it = std::upper_bound(answered_.begin(), answered_.end(), horizon,
-                                 [](TimePoint t, const Entry& e) { return t < e.answered; });
-      if (it != answered_.begin()) candidate = std::prev(it)->latest_sent;
+      // The latest send among requests answered by s - relay (the history is in answer order;
+      // each entry carries the latest send answered up to it, so the sends rise too), that was
+      // itself sent by s - lag.
+      const auto answered_by = std::upper_bound(
+          answered_.begin(), answered_.end(), answer.sent - relay_,
+          [](TimePoint t, const Entry& e) { return t < e.answered; });
+      const auto sent_by = std::upper_bound(
+          answered_.begin(), answered_by, answer.sent - lag_,
+          [](TimePoint t, const Entry& e) { return t < e.latest_sent; });
+      if (sent_by != answered_.begin()) candidate = std::prev(sent_by)->latest_sent;
     }
   }
   record(answer.sent, answer.answered);

@@ -44,13 +44,21 @@ class LeaderConfirmation {
   using Duration = BootClock::duration;
 
   /// How answers confirm: `direct` when the server we talk to expires sessions itself (standalone),
-  /// else through leader-routed requests with `lag` (half the ensemble's tickTime, or a bound).
-  void set_route(bool direct, Duration lag) noexcept {
+  /// else through leader-routed requests. Through an ensemble a request sent at t and answered at
+  /// a is confirmed by a leader-made answer to a request sent at s when
+  ///   a <= s - relay  (its touch had reached the leader: the follower's relay, tickTime/2, or a
+  ///                    tickTime through an ObserverMaster)
+  ///   t <= s - lag    (a leader elected meanwhile counts the session from its election, and a
+  ///                    stale leader answers syncs for up to a tickTime after that)
+  /// (server_topology.h). `relay` defaults to `lag`.
+  void set_route(bool direct, Duration lag, std::optional<Duration> relay = std::nullopt) noexcept {
     direct_ = direct;
     lag_ = lag;
+    relay_ = relay ? *relay : lag;
   }
   bool direct() const noexcept { return direct_; }
   Duration lag() const noexcept { return lag_; }
+  Duration relay() const noexcept { return relay_; }
 
   /// Forgets everything (a new session generation).
   void reset() noexcept;
@@ -74,7 +82,8 @@ class LeaderConfirmation {
   /// request sent from then on goes out on a connection opened later, whose connect request the
   /// leader counted (a session revalidated on a new connection is touched by the leader). Credited
   /// at the first answer to such a request - not at any answer of a newer epoch, which may come
-  /// from a connection opened before the drop whose CONNECTED event was processed late.
+  /// from a connection opened before the drop whose CONNECTED event was processed late. Through
+  /// an ensemble the credit is `dropped_at - lag`: a stale leader revalidates sessions too.
   void expect_reconnect_credit(TimePoint dropped_at) noexcept { credit_ = dropped_at; }
 
   /// The latest send time the leader is known to have counted (nullopt: none yet).
@@ -96,6 +105,7 @@ class LeaderConfirmation {
 
   bool direct_ = false;
   Duration lag_{0};
+  Duration relay_{0};
   std::uint64_t epoch_ = 0;
   std::deque<Entry> answered_;
   std::optional<TimePoint> confirmed_;

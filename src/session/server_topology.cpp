@@ -25,6 +25,19 @@ BootClock::duration confirmation_lag(ServerTopology topology, BootClock::duratio
   return topology == ServerTopology::kStandalone ? BootClock::duration(0) : tick;
 }
 
+BootClock::duration confirmation_relay(ServerTopology topology, BootClock::duration tick) {
+  switch (topology) {
+    case ServerTopology::kStandalone:
+      return BootClock::duration(0);
+    case ServerTopology::kEnsemble:
+      return tick / 2;
+    case ServerTopology::kUnknown:
+    case ServerTopology::kEnsembleWithObservers:
+      break;
+  }
+  return tick;
+}
+
 const char* to_string(ServerTopology topology) {
   switch (topology) {
     case ServerTopology::kUnknown:

@@ -30,8 +30,13 @@ enum class ServerTopology {
 /// The topology /zookeeper/config's data `config` describes.
 ServerTopology topology_of_config(std::string_view config);
 
-/// The confirmation lag for `topology` given the ensemble's tickTime `tick` (or its bound).
+/// The confirmation lag for `topology` given the ensemble's tickTime `tick` (or its bound): the
+/// newest send a leader-made answer may confirm lies this far before that request's send.
 BootClock::duration confirmation_lag(ServerTopology topology, BootClock::duration tick);
+/// The relay: how long before that send the confirmed request must have been answered (its touch
+/// had reached the leader) - tick/2 through followers, a tick when observers may relay in two hops
+/// or the topology is not known yet.
+BootClock::duration confirmation_relay(ServerTopology topology, BootClock::duration tick);
 
 const char* to_string(ServerTopology topology);
 

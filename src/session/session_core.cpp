@@ -64,7 +64,8 @@ void SessionCore::apply_route_locked() {
   const milliseconds tick =
       tick_bound(options_.server_tick_time, negotiated_timeout(), probe_granted_);
   confirmation_.set_route(topology_ == ServerTopology::kStandalone,
-                          detail::confirmation_lag(topology_, tick));
+                          detail::confirmation_lag(topology_, tick),
+                          detail::confirmation_relay(topology_, tick));
 }
 
 std::chrono::milliseconds SessionCore::negotiated_timeout() const noexcept {

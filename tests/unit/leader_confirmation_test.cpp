@@ -164,10 +164,43 @@ TEST(LeaderConfirmationTest, AReconnectIsCreditedOnlyByAnAnswerToARequestSentAft
   // before the drop is processed only now.
   EXPECT_FALSE(c.on_answered(answer(2, dropped - 100ms, false, dropped + 50ms)));
   EXPECT_FALSE(c.confirmed());
-  // A request sent after the drop went out on a connection opened after it.
-  EXPECT_EQ(c.on_answered(answer(3, dropped + 1ms, false, dropped + 20ms)), dropped);
+  // A request sent after the drop went out on a connection opened after it (through an ensemble
+  // the credit is the drop less the lag: a stale leader revalidates sessions too).
+  EXPECT_EQ(c.on_answered(answer(3, dropped + 1ms, false, dropped + 20ms)), dropped - 1000ms);
   // Credited once.
   EXPECT_FALSE(c.on_answered(answer(3, dropped + 2ms, false, dropped + 21ms)));
+}
+
+// Through an ensemble the two bounds differ: a request's touch must have reached the leader by the
+// confirming send (answered a relay before it: tickTime/2 through a follower), and the request
+// itself must have been sent a lag before it (a tickTime: a stale leader answers syncs for up to
+// a tick after a new leader was elected, which counts sessions from its election).
+TEST(LeaderConfirmationTest, ACandidateIsAnsweredARelayAndSentALagBeforeTheConfirmingSend) {
+  LeaderConfirmation c;
+  c.set_route(false, 2000ms, 1000ms);  // tickTime 2 s
+  c.on_answered(answer(1, kT0, false));            // answered at 2 ms
+  c.on_answered(answer(1, kT0 + 1200ms, false));   // answered at 1202 ms
+  // Sent at 2500 ms: the second is answered by then less a relay, but not sent a lag before.
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 2500ms, true)), kT0);
+  // Sent at 3200 ms: both bounds hold for the second.
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 3200ms, true)), kT0 + 1200ms);
+  // After a blip: sent during it at 5 s, its answer came only at 9 s. A sync sent at 10 s - a
+  // relay after that answer, and well over a lag after the send - confirms it at once.
+  c.on_answered(answer(1, kT0 + 5000ms, false, kT0 + 9000ms));
+  EXPECT_EQ(c.on_answered(answer(1, kT0 + 10000ms, true, kT0 + 10005ms)), kT0 + 5000ms);
+}
+
+// A reconnection zklock forced is counted at the drop time less the lag through an ensemble: the
+// leader that revalidated the session may have been a stale one.
+TEST(LeaderConfirmationTest, AReconnectThroughAnEnsembleIsCreditedALagBeforeTheDrop) {
+  LeaderConfirmation ensemble;
+  ensemble.set_route(false, 2000ms, 1000ms);
+  ensemble.expect_reconnect_credit(kT0 + 5s);
+  EXPECT_EQ(ensemble.on_answered(answer(2, kT0 + 5s + 1ms, false)), kT0 + 3s);
+  LeaderConfirmation standalone;
+  standalone.set_route(true, 0ms);
+  standalone.expect_reconnect_credit(kT0 + 5s);
+  EXPECT_EQ(standalone.on_answered(answer(2, kT0 + 5s + 1ms, false)), kT0 + 5s + 1ms);
 }
 
 TEST(LeaderConfirmationTest, HistoryStaysBoundedOnABusySession) {
