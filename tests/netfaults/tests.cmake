@@ -30,20 +30,28 @@ if(TARGET zklock-cli)
 endif()
 
 # The trials and verdicts of the cut scenarios (follower, observer, leader) and of the blips.
+# Every test here runs alone among them (RESOURCE_LOCK netns): dozens of namespaces made and
+# deleted at once by two of them hold the kernel's rtnl lock long enough for a heal's `tc` to
+# miss its moment (seen: 30 s). COST: the seconds each takes, so that ctest starts them first.
 add_library(zklock_netfault_trials STATIC ${_netfaults}/cut_trial.cpp ${_netfaults}/blip_trial.cpp)
 target_link_libraries(zklock_netfault_trials PUBLIC zklock zklock_netfault_tools)
 
 zklock_add_test(netns_test ${_netfaults}/netns_test.cpp
-                LIBS zklock_netfault_tools TIMEOUT 300 LABELS netfaults)
+                LIBS zklock_netfault_tools TIMEOUT 300 LABELS netfaults
+                COST 15 RESOURCE_LOCK netns)
 
 zklock_add_test(follower_cut_test ${_netfaults}/follower_cut_test.cpp
-                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
+                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults
+                COST 90 RESOURCE_LOCK netns)
 
 zklock_add_test(physical_blip_test ${_netfaults}/physical_blip_test.cpp
-                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
+                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults
+                COST 130 RESOURCE_LOCK netns)
 
 zklock_add_test(leader_isolation_test ${_netfaults}/leader_isolation_test.cpp
-                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
+                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults
+                COST 140 RESOURCE_LOCK netns)
 
 zklock_add_test(production_blip_test ${_netfaults}/production_blip_test.cpp
-                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults)
+                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults
+                COST 100 RESOURCE_LOCK netns)
