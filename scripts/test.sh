@@ -12,27 +12,41 @@
 #     build   compile, then suite: the whole ctest suite in parallel (build/)
 #     demo    scripts/demo.sh on that build: every example, the CLI, a lost session
 #     tidy    clang-tidy on src/ and include/, a finding fails (scripts/tidy.sh)
-#     asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
-#     tsan    the session, mutex, shared mutex, async, lock set and semaphore suites under
-#             ThreadSanitizer (build-tsan/, tests/tsan.supp)
+#     asan    the library's suites under AddressSanitizer + UndefinedBehaviorSanitizer
+#             (build-asan/): everything but the peers' interop, packaging, benchmark and
+#             kernel-fault suites and the test harness's own tests (those run in `suite`)
+#     tsan    the concurrency suites - session, mutex, shared mutex, async, lock set, semaphore -
+#             under ThreadSanitizer (build-tsan/, tests/tsan.supp)
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
-#   A gate that fails does not stop the others; the run fails if any did. In `ci`, tidy runs
-#   while the suite runs (the suite mostly waits on servers; tidy is all CPU).
+#   A gate that fails does not stop the others; the run fails if any did.
+#
+# In `ci` every configuration is built once, and the CPU-bound work overlaps the suite, which mostly
+# waits on servers: tidy (at nice 19) and the sanitizer and fuzz builds (at nice 10) run in the
+# background while the suite and the demo run; the sanitizer and fuzz runs follow. Each gate's time
+# is printed (a background build's share with it), and the total at the end.
 #
 # Environment for the default run and the build gate: BUILD_DIR (build), CMAKE_ARGS, CTEST_ARGS,
 # e.g. the sanitizer runs by hand:
 #   BUILD_DIR=build-tsan CMAKE_ARGS=-DZKLOCK_SANITIZE=thread CTEST_ARGS="-R session|mutex" scripts/test.sh
-# JOBS: parallel compile and ctest jobs (default: the number of cores).
+# JOBS: parallel compile jobs (default: the number of cores). SUITE_JOBS: parallel tests of the
+# suite (default: one more than the cores - the tests mostly wait).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 
 jobs=${JOBS:-$(nproc)}
+suite_jobs=${SUITE_JOBS:-$(($(nproc) + 1))}
 build=${BUILD_DIR:-build}
 werror=OFF
 # The sanitizer builds: -O1 (what the sanitizers' documentation recommends) and line tables only
 # (-g1) compile in half the time of RelWithDebInfo's -O2 -g; reports still name file and line.
 sanitizer_build=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" -DZKLOCK_BUILD_EXAMPLES=OFF)
+# What runs under the sanitizers (see the gates above).
+asan_excluded_labels="interop|packaging|bench|netfaults"
+asan_excluded_tests="^(harness_test|fault_proxy_test|fault_suite_test)$"
+tsan_suites=(session_test session_robustness_test session_handover_test session_resolver_test
+             mutex_test mutex_lifetime_test mutex_cleanup_test shared_mutex_test async_lock_test
+             lock_set_test semaphore_test)
 
 configure() {  # DIR ARGS...
   local dir=$1
@@ -40,11 +54,11 @@ configure() {  # DIR ARGS...
   # shellcheck disable=SC2086
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKLOCK_WERROR=$werror "$@" ${CMAKE_ARGS:-}
 }
-run_ctest() {  # DIR ARGS...
-  local dir=$1
-  shift
+run_ctest() {  # DIR JOBS ARGS...
+  local dir=$1 j=$2
+  shift 2
   # shellcheck disable=SC2086
-  ctest --test-dir "$dir" --output-on-failure --timeout 900 -j"$jobs" "$@" ${CTEST_ARGS:-}
+  ctest --test-dir "$dir" --output-on-failure --timeout 900 -j"$j" "$@" ${CTEST_ARGS:-}
 }
 
 gate_format() { scripts/format.sh --check; }
@@ -56,32 +70,38 @@ gate_compile() {
   configure "$build"
   cmake --build "$build" -j"$jobs"
 }
-gate_suite() { run_ctest "$build"; }
+gate_suite() { run_ctest "$build" "$suite_jobs"; }
 gate_build() {
   gate_compile
   gate_suite
 }
 gate_unit() {
   gate_compile
-  run_ctest "$build" -L unit
+  run_ctest "$build" "$jobs" -L unit
 }
 gate_demo() { BUILD_DIR=$build scripts/demo.sh; }
-# In `ci`, tidy runs beside the suite: at the lowest CPU priority, so that the suite's timing
-# scenarios (blips, frozen holders) get the cores whenever they need them.
-gate_tidy() { nice -n 19 scripts/tidy.sh; }
-gate_asan() {
+gate_tidy() { scripts/tidy.sh; }
+build_asan() {
   # Examples: tests/fencing builds the two it runs. The consumer tests stay out (tests/consumers).
   configure build-asan "${sanitizer_build[@]}" -DZKLOCK_SANITIZE=address,undefined
   cmake --build build-asan -j"$jobs"
-  run_ctest build-asan
 }
-gate_tsan() {
+run_asan() { run_ctest build-asan "$jobs" -LE "$asan_excluded_labels" -E "$asan_excluded_tests"; }
+gate_asan() {
+  build_asan
+  run_asan
+}
+build_tsan() {
   configure build-tsan "${sanitizer_build[@]}" -DZKLOCK_SANITIZE=thread -DZKLOCK_BUILD_TOOLS=OFF
-  local suites=(session_test session_robustness_test mutex_test mutex_lifetime_test shared_mutex_test
-                async_lock_test lock_set_test semaphore_test)
-  cmake --build build-tsan -j"$jobs" --target "${suites[@]}"
-  run_ctest build-tsan -R "^($(IFS='|'; echo "${suites[*]}"))\$"
+  cmake --build build-tsan -j"$jobs" --target "${tsan_suites[@]}"
 }
+run_tsan() { run_ctest build-tsan "$jobs" -R "^($(IFS='|'; echo "${tsan_suites[*]}"))\$"; }
+gate_tsan() {
+  build_tsan
+  run_tsan
+}
+build_fuzz() { scripts/fuzz.sh build; }
+run_fuzz() { scripts/fuzz.sh run; }
 gate_fuzz() { scripts/fuzz.sh; }
 
 gates=("$@")
@@ -106,61 +126,108 @@ if $needs_gate_tools; then zklock_install_deps gates; else zklock_install_deps; 
 
 summary=()
 failed=0
-# run_gate NAME: runs gate_NAME in a subshell of its own with errexit, so that any failing step
-# fails the gate (inside an `if`, bash would ignore errexit and judge it by its last command).
-run_gate() {
-  local start=$SECONDS rc
-  [ ${#gates[@]} -gt 1 ] && echo "== gate $1"
-  set +e
-  (
-    set -e
-    "gate_$1"
-  )
-  rc=$?
-  set -e
-  record "$1" "$rc" "$start"
-}
-record() {  # NAME STATUS START
+run_start=$SECONDS
+record() {  # NAME STATUS SECONDS [NOTE]
   local result=passed
   if [ "$2" -ne 0 ]; then
     result=FAILED
     failed=$((failed + 1))
   fi
-  summary+=("$(printf '%-7s %-6s %5d s' "$1" "$result" $((SECONDS - $3)))")
+  summary+=("$(printf '%-7s %-6s %5d s%s' "$1" "$result" "$3" "${4:+  ($4)}")")
 }
-# start_gate NAME / finish_gate NAME: the same, in the background, its output shown at the end.
-start_gate() {
-  background_start=$SECONDS
-  background_log=$(mktemp)
+# in_subshell FUNCTION: runs it with errexit in a subshell of its own, so that any failing step
+# fails it (inside an `if`, bash would ignore errexit and judge it by its last command).
+in_subshell() {
+  local rc
+  set +e
   (
     set -e
-    "gate_$1"
-  ) >"$background_log" 2>&1 &
-  background_pid=$!
+    "$1"
+  )
+  rc=$?
+  set -e
+  return "$rc"
 }
-finish_gate() {
-  local rc=0
-  wait "$background_pid" || rc=$?
-  echo "== gate $1 (ran in the background from $((background_start - run_start)) s)"
-  cat "$background_log"
-  rm -f "$background_log"
-  record "$1" "$rc" "$background_start"
+run_gate() {  # NAME
+  local start=$SECONDS rc=0
+  [ ${#gates[@]} -gt 1 ] && echo "== gate $1"
+  in_subshell "gate_$1" || rc=$?
+  record "$1" "$rc" $((SECONDS - start))
 }
 
-run_start=$SECONDS
+# Background work in `ci`: started with start_background NAME FUNCTION NICENESS, collected (its
+# output shown, its status and time kept) with finish_background NAME.
+declare -A background_pid background_log background_start background_status background_time
+start_background() {  # NAME FUNCTION NICENESS
+  background_log[$1]=$(mktemp)
+  background_start[$1]=$SECONDS
+  (
+    renice -n "$3" -p "$BASHPID" >/dev/null  # what it starts inherits the niceness
+    begin=$SECONDS
+    rc=0
+    in_subshell "$2" || rc=$?
+    echo "$rc $((SECONDS - begin))" >"${background_log[$1]}.status"
+  ) >"${background_log[$1]}" 2>&1 &
+  background_pid[$1]=$!
+}
+finish_background() {
+  wait "${background_pid[$1]}" || true
+  echo "== $1 (ran in the background from $((background_start[$1] - run_start)) s)"
+  cat "${background_log[$1]}"
+  read -r background_status[$1] background_time[$1] <"${background_log[$1]}.status" ||
+    { background_status[$1]=1; background_time[$1]=0; }
+  rm -f "${background_log[$1]}" "${background_log[$1]}.status"
+}
+# The sanitizer and fuzz builds, one after the other (they share the cores with each other only).
+ci_builds() {
+  local rc=0 start
+  for b in asan tsan fuzz; do
+    start=$SECONDS
+    echo "== build $b"
+    if in_subshell "build_$b"; then
+      echo "== build $b: $((SECONDS - start)) s"
+      echo "0 $((SECONDS - start))" >"$builds_dir/$b"
+    else
+      rc=$?
+      echo "== build $b FAILED after $((SECONDS - start)) s"
+      echo "$rc $((SECONDS - start))" >"$builds_dir/$b"
+    fi
+  done
+}
+# A sanitizer or fuzz gate in `ci`: its build ran in the background; now the run.
+run_built_gate() {  # NAME
+  local start=$SECONDS rc=0 build_rc build_time
+  echo "== gate $1"
+  read -r build_rc build_time <"$builds_dir/$1" || { build_rc=1; build_time=0; }
+  if [ "$build_rc" -ne 0 ]; then
+    echo "its build failed (see \"build $1\" above)"
+    rc=$build_rc
+  else
+    in_subshell "run_$1" || rc=$?
+  fi
+  record "$1" "$rc" $((SECONDS - start + build_time)) "build ${build_time} s in the background"
+}
+
 if [ ${#gates[@]} -gt 1 ]; then
   echo "== $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); gates: ${gates[*]}"
 fi
-for g in "${gates[@]}"; do
-  if $ci && [ "$g" = tidy ]; then
-    start_gate tidy
-  elif $ci && [ "$g" = suite ]; then
-    run_gate suite
-    finish_gate tidy
-  else
-    run_gate "$g"
-  fi
-done
+if $ci; then
+  builds_dir=$(mktemp -d)
+  run_gate format
+  run_gate docs
+  run_gate compile
+  start_background tidy gate_tidy 19
+  start_background builds ci_builds 10
+  run_gate suite
+  run_gate demo
+  finish_background builds
+  finish_background tidy
+  record tidy "${background_status[tidy]}" "${background_time[tidy]}" "in the background"
+  for g in asan tsan fuzz; do run_built_gate "$g"; done
+  rm -rf "$builds_dir"
+else
+  for g in "${gates[@]}"; do run_gate "$g"; done
+fi
 if [ ${#gates[@]} -gt 1 ]; then
   echo "== summary: $((SECONDS - run_start)) s in all (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   printf '  %s\n' "${summary[@]}"
