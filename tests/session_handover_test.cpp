@@ -11,9 +11,9 @@
 #include <chrono>
 #include <thread>
 
-#include "mutex_waiter.h"
 #include "scripted_hook.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
