@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "held_lock.h"
+#include "lost_reports.h"
 #include "scripted_hook.h"
 #include "support/proc_status.h"
 #include "test_env.h"
@@ -201,12 +202,8 @@ TEST(AsyncLockTest, HoldIsReleasedFromAnotherThreadAndReportsItsState) {
   auto server = shared_server();
   const std::string path = unique_path("hold");
   Session s(options_for(server.connect)), admin(options_for(server.connect));
-  std::atomic<int> lost_reports{0};
-  MutexOptions options;
-  options.on_state_change = [&](LockState state, const Acquisition&) {
-    lost_reports += state == LockState::kLost;
-  };
-  Mutex m(s, path, options);
+  LostReports lost;
+  Mutex m(s, path, lost.options());
   Hold hold = m.lock_future().get();
   EXPECT_TRUE(hold.owns_lock());
   EXPECT_EQ(hold.state(), LockState::kHeld);
@@ -223,7 +220,7 @@ TEST(AsyncLockTest, HoldIsReleasedFromAnotherThreadAndReportsItsState) {
   ASSERT_TRUE(admin.remove(second.acquisition().node_path));
   EXPECT_TRUE(second.wait_lost_for(5s));
   EXPECT_EQ(second.state(), LockState::kLost);
-  EXPECT_TRUE(wait_until([&] { return lost_reports == 1; }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lost.count() == 1; }, 5s));
   EXPECT_THROW(second.commit_fenced(FencedWrite().set(path, "x")), LockLostError);
   second.unlock();
   EXPECT_EQ(second.state(), LockState::kNotHeld);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "held_lock.h"
+#include "lost_reports.h"
 #include "scripted_hook.h"
 #include "support/fault_proxy.h"
 #include "support/four_letter_words.h"
@@ -368,15 +369,9 @@ TEST(MutexTest, HolderSessionExpiresWaiterAcquiresAfterTheHolderWasTold) {
   auto server = shared_server();
   const std::string path = unique_path("expire");
   auto proxy = FaultProxy::start("127.0.0.1", server.port);
-  std::atomic<int64_t> told_lost_ns{0};
-  MutexOptions mo;
-  mo.on_state_change = [&](LockState st, const Acquisition&) {
-    if (st == LockState::kLost && told_lost_ns == 0) {
-      told_lost_ns = Clock::now().time_since_epoch().count();
-    }
-  };
+  LostReports lost;
   Session holder_session(options_for(proxy->connect_string(), 2000ms));
-  Mutex holder(holder_session, path, mo);
+  Mutex holder(holder_session, path, lost.options());
   holder.lock();
   Session waiter_session(options_for(server.connect));
   Mutex waiter(waiter_session, path);
@@ -384,8 +379,8 @@ TEST(MutexTest, HolderSessionExpiresWaiterAcquiresAfterTheHolderWasTold) {
   ASSERT_TRUE(wait_until([&] { return lock_children(waiter_session, path).size() == 2; }, 5s));
   proxy->blackhole();  // the holder is cut off; the server expires its session after ~2 s
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 15s));
-  ASSERT_NE(told_lost_ns.load(), 0) << "the waiter acquired but the old holder was never told";
-  EXPECT_LT(told_lost_ns.load(), w.acquired_at().time_since_epoch().count())
+  ASSERT_TRUE(lost.told()) << "the waiter acquired but the old holder was never told";
+  EXPECT_LT(lost.told_at(), w.acquired_at())
       << "the old holder was told after the new holder acquired";
   EXPECT_EQ(holder.state(), LockState::kLost);
   EXPECT_THROW(Guard(holder, std::try_to_lock).throw_if_lost(), std::exception);
@@ -482,16 +477,12 @@ TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
   const std::string path = unique_path("deleted-held");
   Session a(options_for(server.connect, 2000ms)), b(options_for(server.connect)),
       admin(options_for(server.connect));
-  std::atomic<int> lost_callbacks{0};
-  MutexOptions mo;
-  mo.on_state_change = [&](LockState st, const Acquisition&) {
-    lost_callbacks += st == LockState::kLost;
-  };
+  LostReports lost;
   // Held at once (no watch on its own node: the session's heartbeats read it).
-  Mutex first(a, path, mo);
+  Mutex first(a, path, lost.options());
   first.lock();
   // Held after waiting on a first-in-line predecessor (its own node is watched).
-  Mutex second(b, path, mo);
+  Mutex second(b, path, lost.options());
   Waiter w(second);
   ASSERT_TRUE(wait_until([&] { return lock_children(admin, path).size() == 2; }, 5s));
   ASSERT_TRUE(admin.remove(first.acquisition()->node_path));
@@ -499,7 +490,7 @@ TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 5s));
   ASSERT_TRUE(admin.remove(second.acquisition()->node_path));
   EXPECT_TRUE(second.wait_lost_for(5s)) << second.state();
-  EXPECT_TRUE(wait_until([&] { return lost_callbacks == 2; }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lost.count() == 2; }, 5s));
   first.unlock();
   second.unlock();
 }

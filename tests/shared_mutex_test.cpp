@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "lost_reports.h"
 #include "test_env.h"
 #include "waiter.h"
 #include "zklock/zklock.h"
@@ -329,16 +330,12 @@ TEST(SharedMutexTest, AHeldReadLockWhoseNodeIsDeletedIsLost) {
   auto server = shared_server();
   const std::string path = unique_path("read-lost");
   Session a(options_for(server.connect)), admin(options_for(server.connect));
-  std::atomic<int> lost{0};
-  MutexOptions options;
-  options.on_state_change = [&](LockState s, const Acquisition& acquisition) {
-    if (s == LockState::kLost && acquisition.shared) ++lost;
-  };
-  SharedMutex m(a, path, options);
+  LostReports lost;
+  SharedMutex m(a, path, lost.options(/*shared_holds_only=*/true));
   m.lock_shared();
   ASSERT_TRUE(admin.remove(m.acquisition()->node_path));
   EXPECT_TRUE(m.wait_lost_for(5s)) << m.state();
-  EXPECT_TRUE(wait_until([&] { return lost == 1; }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lost.count() == 1; }, 5s));
   EXPECT_THROW(m.commit_fenced(FencedWrite().set(path, "x")), LockLostError);
   m.unlock_shared();
 }
