@@ -9,8 +9,9 @@
 
 #include <array>
 #include <asio.hpp>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -20,13 +21,11 @@ namespace args = zklock::examples;  // the examples' argument helpers
 
 namespace {
 
+// The process's threads: one entry each in /proc/self/task (Linux).
 int thread_count() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-  }
-  return -1;
+  namespace fs = std::filesystem;
+  const fs::directory_iterator tasks("/proc/self/task");
+  return static_cast<int>(std::distance(fs::begin(tasks), fs::end(tasks)));
 }
 
 struct Stats {

@@ -52,7 +52,6 @@ int main(int argc, char** argv) {
   try {
     zklock::SessionOptions options;
     options.connect = args::connect(argc, argv);
-    options.session_timeout = std::chrono::seconds(10);
     zklock::Session session(options);
 
     zklock::SemaphoreOptions semaphore_options;

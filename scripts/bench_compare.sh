@@ -163,28 +163,33 @@ for sync in dict.fromkeys(r["forcesync"] for r in rows):
                   f"| {fmt(med(r['p99_us'] for r in rs))} | {fmt(med(r.get('handoff_p50_us') for r in rs))} "
                   f"| {fmt(med(r['server_packets_per_acq'] for r in rs), 2)} | {fmt(med(r['server_notifications_per_acq'] for r in rs), 2)} "
                   f"| {fmt(med(r['server_fsyncs_per_acq'] for r in rs), 2)} | {max(r['overlaps'] for r in rs)} |")
-    qs = sorted({r["clients"] for r in rows if r["forcesync"] == sync and r["mode"] == "queue" and "error" not in r})
-    if qs:
-        print("\nzklock queue drain (N waiters queued on one lock, then released one after another):\n")
-        print("| waiters | drain s | drain ms per waiter | handoff p50 µs | waiter wakeups/release | all watch notifications/release | server requests/acq | excl. idle heartbeats | overlaps |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for q in qs:
-            rs = sel(sync, "zklock", "queue", q)
-            d = med(r["drain_seconds"] for r in rs)
-            print(f"| {q} | {fmt(d, 3)} | {fmt(d * 1000 / q if d else None, 2)} | {fmt(med(r.get('handoff_p50_us') for r in rs))} "
-                  f"| {fmt(med(r.get('wakeups_per_release') for r in rs), 3)} | {fmt(med(r.get('watch_notifications_per_release') for r in rs), 3)} "
-                  f"| {fmt(med(r.get('server_requests_per_acq') for r in rs), 2)} "
-                  f"| {fmt(med(r.get('server_requests_per_acq_excl_idle') for r in rs), 2)} | {max(r['overlaps'] for r in rs)} |")
-    ms = sorted({r["clients"] for r in rows if r["forcesync"] == sync and r["mode"] == "many" and "error" not in r})
-    if ms:
-        print("\nzklock, many locks held by one session:\n")
-        print("| locks | acquisitions/s | acquire p50 µs | heap bytes/held lock | RSS bytes/held lock | held at end | server requests/acq |")
-        print("|---:|---:|---:|---:|---:|---:|---:|")
-        for m in ms:
-            rs = sel(sync, "zklock", "many", m)
-            print(f"| {m} | {fmt(med(r['acquisitions_per_s'] for r in rs))} | {fmt(med(r['p50_us'] for r in rs))} "
-                  f"| {fmt(med(r['bytes_per_lock'] for r in rs))} | {fmt(med(r['rss_bytes_per_lock'] for r in rs))} "
-                  f"| {min(r['held'] for r in rs)} | {fmt(med(r.get('server_requests_per_acq') for r in rs), 2)} |")
+    # A zklock-only table: a row per client count measured in `mode`, row(n, rs) its cells.
+    # Returns the client counts.
+    def zklock_table(mode, title, header, row):
+        ns = sorted({r["clients"] for r in rows if r["forcesync"] == sync and r["mode"] == mode and "error" not in r})
+        if ns:
+            print(f"\n{title}\n")
+            print("| " + " | ".join(header) + " |")
+            print("|" + "---:|" * len(header))
+            for n in ns:
+                print("| " + " | ".join(str(c) for c in row(n, sel(sync, "zklock", mode, n))) + " |")
+        return ns
+    def queue_row(q, rs):
+        d = med(r["drain_seconds"] for r in rs)
+        return [q, fmt(d, 3), fmt(d * 1000 / q if d else None, 2), fmt(med(r.get('handoff_p50_us') for r in rs)),
+                fmt(med(r.get('wakeups_per_release') for r in rs), 3), fmt(med(r.get('watch_notifications_per_release') for r in rs), 3),
+                fmt(med(r.get('server_requests_per_acq') for r in rs), 2),
+                fmt(med(r.get('server_requests_per_acq_excl_idle') for r in rs), 2), max(r['overlaps'] for r in rs)]
+    qs = zklock_table("queue", "zklock queue drain (N waiters queued on one lock, then released one after another):",
+                      ["waiters", "drain s", "drain ms per waiter", "handoff p50 µs", "waiter wakeups/release",
+                       "all watch notifications/release", "server requests/acq", "excl. idle heartbeats", "overlaps"],
+                      queue_row)
+    zklock_table("many", "zklock, many locks held by one session:",
+                 ["locks", "acquisitions/s", "acquire p50 µs", "heap bytes/held lock", "RSS bytes/held lock",
+                  "held at end", "server requests/acq"],
+                 lambda m, rs: [m, fmt(med(r['acquisitions_per_s'] for r in rs)), fmt(med(r['p50_us'] for r in rs)),
+                                fmt(med(r['bytes_per_lock'] for r in rs)), fmt(med(r['rss_bytes_per_lock'] for r in rs)),
+                                min(r['held'] for r in rs), fmt(med(r.get('server_requests_per_acq') for r in rs), 2)])
 
     # Targets: ratios are taken within each repetition (runs close in time), then the median.
     def per_rep(f):

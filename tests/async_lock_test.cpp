@@ -5,13 +5,16 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "held_lock.h"
+#include "lost_reports.h"
+#include "scripted_hook.h"
+#include "support/proc_status.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
@@ -20,16 +23,6 @@ namespace zklock::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The process's thread count (Linux: /proc/self/status).
-int thread_count() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-  }
-  return -1;
-}
 
 // Records every completion of one request: how many times, with what, and the Hold.
 struct Outcome {
@@ -92,7 +85,7 @@ TEST(AsyncLockTest, ThousandWaitersOnOneSessionAndNoExtraThreadDrainInFifoOrder)
 #else
   constexpr int kWaiters = 1000;
 #endif
-  const int threads_before = thread_count();
+  const std::int64_t threads_before = proc_status("Threads:");
   std::mutex order_mutex;
   std::vector<int> order;
   std::atomic<int> failures{0};
@@ -108,7 +101,7 @@ TEST(AsyncLockTest, ThousandWaitersOnOneSessionAndNoExtraThreadDrainInFifoOrder)
     });
   }
   ASSERT_TRUE(wait_until([&] { return lock_children(s, path).size() == kWaiters + 1; }, 60s));
-  EXPECT_EQ(thread_count(), threads_before) << "waiting requests must not cost threads";
+  EXPECT_EQ(proc_status("Threads:"), threads_before) << "waiting requests must not cost threads";
   m.unlock();
   ASSERT_TRUE(wait_until(
       [&] {
@@ -124,11 +117,9 @@ TEST(AsyncLockTest, ThousandWaitersOnOneSessionAndNoExtraThreadDrainInFifoOrder)
 }
 
 TEST(AsyncLockTest, DeadlineCompletesOnceWithTimedOutAndLeavesNothing) {
-  auto server = shared_server();
-  const std::string path = unique_path("deadline");
-  Session holder_session(options_for(server.connect)), s(options_for(server.connect));
-  Mutex holder(holder_session, path), m(s, path);
-  holder.lock();
+  HeldLock held("deadline");
+  Session s(options_for(held.server.connect));
+  Mutex m(s, held.path);
   Outcome timed, tried;
   const auto request = m.async_lock(timed.handler(), AsyncLockOptions::within(300ms));
   m.async_lock(tried.handler(), AsyncLockOptions::within(0ms));  // one attempt
@@ -136,30 +127,28 @@ TEST(AsyncLockTest, DeadlineCompletesOnceWithTimedOutAndLeavesNothing) {
   ASSERT_TRUE(tried.completed_with(Errc::timed_out));
   EXPECT_FALSE(request.pending());
   EXPECT_FALSE(timed.hold.owns_lock());
-  EXPECT_EQ(lock_children(holder_session, path).size(), 1U);
+  EXPECT_EQ(held.nodes().size(), 1U);
   request.cancel();  // too late: changes nothing
-  holder.unlock();
-  expect_clean(holder_session, server.port, path);
+  held.holder.unlock();
+  expect_clean(held.holder_session, held.server.port, held.path);
   EXPECT_EQ(timed.count(), 1);
   EXPECT_EQ(tried.count(), 1);
 }
 
 TEST(AsyncLockTest, CancelCompletesOnceWithCancelled) {
-  auto server = shared_server();
-  const std::string path = unique_path("cancel");
-  Session s(options_for(server.connect));
-  Mutex holder(s, path), m(s, path);
-  holder.lock();
+  HeldLock held("cancel");
+  Session& s = held.holder_session;  // the waiting request's session too
+  Mutex m(s, held.path);
   Outcome outcome;
   const auto request = m.async_lock(outcome.handler());
-  ASSERT_TRUE(wait_until([&] { return lock_children(s, path).size() == 2; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return lock_children(s, held.path).size() == 2; }, 10s));
   EXPECT_TRUE(request.pending());
   request.cancel();
   request.cancel();
   ASSERT_TRUE(outcome.completed_with(Errc::cancelled));
-  EXPECT_EQ(lock_children(s, path).size(), 1U);  // gone before the handler ran
-  holder.unlock();
-  expect_clean(s, server.port, path);
+  EXPECT_EQ(lock_children(s, held.path).size(), 1U);  // gone before the handler ran
+  held.holder.unlock();
+  expect_clean(s, held.server.port, held.path);
   EXPECT_EQ(outcome.count(), 1);
 }
 
@@ -213,12 +202,8 @@ TEST(AsyncLockTest, HoldIsReleasedFromAnotherThreadAndReportsItsState) {
   auto server = shared_server();
   const std::string path = unique_path("hold");
   Session s(options_for(server.connect)), admin(options_for(server.connect));
-  std::atomic<int> lost_reports{0};
-  MutexOptions options;
-  options.on_state_change = [&](LockState state, const Acquisition&) {
-    lost_reports += state == LockState::kLost;
-  };
-  Mutex m(s, path, options);
+  LostReports lost;
+  Mutex m(s, path, lost.options());
   Hold hold = m.lock_future().get();
   EXPECT_TRUE(hold.owns_lock());
   EXPECT_EQ(hold.state(), LockState::kHeld);
@@ -235,7 +220,7 @@ TEST(AsyncLockTest, HoldIsReleasedFromAnotherThreadAndReportsItsState) {
   ASSERT_TRUE(admin.remove(second.acquisition().node_path));
   EXPECT_TRUE(second.wait_lost_for(5s));
   EXPECT_EQ(second.state(), LockState::kLost);
-  EXPECT_TRUE(wait_until([&] { return lost_reports == 1; }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lost.count() == 1; }, 5s));
   EXPECT_THROW(second.commit_fenced(FencedWrite().set(path, "x")), LockLostError);
   second.unlock();
   EXPECT_EQ(second.state(), LockState::kNotHeld);
@@ -292,11 +277,8 @@ TEST(AsyncLockTest, TheHandlerRunsOnTheGivenExecutor) {
 }
 
 TEST(AsyncLockTest, TheFutureFormThrowsWhatLockWouldThrow) {
-  auto server = shared_server();
-  const std::string path = unique_path("future");
-  Session s(options_for(server.connect));
-  Mutex holder(s, path), m(s, path);
-  holder.lock();
+  HeldLock held("future");
+  Mutex m(held.holder_session, held.path);
   auto timed = m.lock_future(AsyncLockOptions::within(100ms));
   try {
     (void)timed.get();
@@ -305,34 +287,30 @@ TEST(AsyncLockTest, TheFutureFormThrowsWhatLockWouldThrow) {
     EXPECT_EQ(e.errc(), Errc::timed_out) << e.what();
   }
   EXPECT_THROW(m.async_lock(LockHandler()), InvalidArgumentError);
-  holder.unlock();
+  held.holder.unlock();
 }
 
 TEST(AsyncLockTest, SessionCloseAndMutexDestructionCompleteWaitingRequests) {
-  auto server = shared_server();
-  const std::string path = unique_path("close");
-  Session holder_session(options_for(server.connect));
-  Mutex holder(holder_session, path);
-  holder.lock();
+  HeldLock held("close");
   Outcome by_destruction, held_when_destroyed, by_close, after_close;
   {
-    Session s(options_for(server.connect));
+    Session s(options_for(held.server.connect));
     {
-      Mutex m(s, path);
-      Mutex free_path(s, path + "-free");
+      Mutex m(s, held.path);
+      Mutex free_path(s, held.path + "-free");
       free_path.async_lock(held_when_destroyed.handler());
       ASSERT_TRUE(held_when_destroyed.acquired());
       m.async_lock(by_destruction.handler());
-      ASSERT_TRUE(wait_until([&] { return lock_children(s, path).size() == 2; }, 10s));
+      ASSERT_TRUE(wait_until([&] { return lock_children(s, held.path).size() == 2; }, 10s));
     }  // ~Mutex: the waiting request is cancelled, the Hold's lock released
     ASSERT_TRUE(by_destruction.completed_with(Errc::cancelled));
     {
       std::lock_guard lock(held_when_destroyed.mutex);
       EXPECT_EQ(held_when_destroyed.hold.state(), LockState::kNotHeld);
     }
-    Mutex m(s, path);
+    Mutex m(s, held.path);
     m.async_lock(by_close.handler());
-    ASSERT_TRUE(wait_until([&] { return lock_children(s, path).size() == 2; }, 10s));
+    ASSERT_TRUE(wait_until([&] { return lock_children(s, held.path).size() == 2; }, 10s));
     s.close();
     ASSERT_TRUE(by_close.completed_with(Errc::closed));
     m.async_lock(after_close.handler());
@@ -341,39 +319,32 @@ TEST(AsyncLockTest, SessionCloseAndMutexDestructionCompleteWaitingRequests) {
   EXPECT_EQ(by_destruction.count(), 1);
   EXPECT_EQ(by_close.count(), 1);
   EXPECT_EQ(after_close.count(), 1);
-  holder.unlock();
-  expect_clean(holder_session, server.port, path);
-  expect_clean(holder_session, server.port, path + "-free");
+  held.holder.unlock();
+  expect_clean(held.holder_session, held.server.port, held.path);
+  expect_clean(held.holder_session, held.server.port, held.path + "-free");
 }
 
-// Every request of the session fails until the hook is disarmed: no answer, so the session is
-// Lost on its own clock, as if the network were cut.
-class SilenceHook : public FaultHook {
- public:
-  FaultDecision on_request(Operation, std::string_view) override {
-    return silent_ ? FaultDecision::fail_before_send(Errc::connection_loss) : FaultDecision::pass();
-  }
-  std::atomic<bool> silent_{false};
-};
-
 TEST(AsyncLockTest, SessionLostWhileWaitingCompletesWithSessionLost_FaultHook) {
-  auto server = shared_server();
-  const std::string path = unique_path("lost-hook");
-  Session holder_session(options_for(server.connect));
-  Mutex holder(holder_session, path);
-  holder.lock();
-  auto hook = std::make_shared<SilenceHook>();
-  auto s = open_session(options_for(server.connect, 2000ms), hook);
-  Mutex m(*s, path);
+  HeldLock held("lost-hook");
+  // While `silent`, every request of the session fails: no answer, so the session is Lost on its
+  // own clock, as if the network were cut.
+  std::atomic<bool> silent{false};
+  auto scripted =
+      scripted_session(options_for(held.server.connect, 2000ms),
+                       [&](Operation, std::string_view) -> std::optional<FaultDecision> {
+                         if (!silent) return std::nullopt;
+                         return FaultDecision::fail_before_send(Errc::connection_loss);
+                       });
+  Mutex m(*scripted.session, held.path);
   Outcome outcome;
   m.async_lock(outcome.handler());
-  ASSERT_TRUE(wait_until([&] { return lock_children(holder_session, path).size() == 2; }, 10s));
-  hook->silent_ = true;
+  ASSERT_TRUE(wait_until([&] { return held.nodes().size() == 2; }, 10s));
+  silent = true;
   ASSERT_TRUE(outcome.completed_with(Errc::session_lost, 20s));
-  hook->silent_ = false;
-  holder.unlock();
+  silent = false;
+  held.holder.unlock();
   // The waiter's node goes with its old session (expired by the server).
-  expect_clean(holder_session, server.port, path);
+  expect_clean(held.holder_session, held.server.port, held.path);
   EXPECT_EQ(outcome.count(), 1);
 }
 

@@ -1,8 +1,8 @@
 // Mutex::commit_fenced tells "nothing was written" from "the outcome is unknown": LockLostError
 // only when the multi never left this process; an error of the "outcome unknown" kind when it was
 // handed to the client and its answer never came - whatever ended the wait.
-#include <atomic>
 
+#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
@@ -18,23 +18,16 @@ namespace {
 TEST(CommitFencedOutcomeTest, AMultiInFlightWhenTheSessionIsLostHasAnUnknownOutcome) {
   if (using_external_server()) GTEST_SKIP() << "freezes its own server";
   auto server = ZkServer::start({200, 1000, 60000, false});
-  std::atomic<bool> frozen{false};
-  class FreezeOnMulti : public FaultHook {
-   public:
-    FreezeOnMulti(ZkServer& s, std::atomic<bool>& frozen) : server_(s), frozen_(frozen) {}
-    FaultDecision on_request(Operation op, std::string_view) override {
-      if (op == Operation::kMulti && !frozen_.exchange(true)) server_.freeze();
-      return FaultDecision::pass();
-    }
-
-   private:
-    ZkServer& server_;
-    std::atomic<bool>& frozen_;
-  };
   SessionOptions o = options_for(server->connect_string(), 3000ms);
   o.lost_margin = 1400ms;
-  auto s_owner = open_session(o, std::make_shared<FreezeOnMulti>(*server, frozen));
-  Session& s = *s_owner;
+  // The first multi goes out, and the server freezes behind it.
+  auto scripted =
+      one_shot_session(o, [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
+        if (op != Operation::kMulti) return std::nullopt;
+        server->freeze();
+        return FaultDecision::pass();
+      });
+  Session& s = *scripted.session;
   const std::string path = "/fenced-outcome/lock";
   s.create("/fenced-outcome/counter", "0", CreateMode::kPersistent, true);
   Mutex m(s, path);
@@ -51,7 +44,7 @@ TEST(CommitFencedOutcomeTest, AMultiInFlightWhenTheSessionIsLostHasAnUnknownOutc
   } catch (const std::exception& e) {
     ADD_FAILURE() << "unexpected error: " << e.what();
   }
-  ASSERT_TRUE(frozen.load());
+  ASSERT_TRUE(scripted.hook->fired());
   server->thaw();
   m.unlock();
 }
@@ -60,21 +53,8 @@ TEST(CommitFencedOutcomeTest, AMultiInFlightWhenTheSessionIsLostHasAnUnknownOutc
 TEST(CommitFencedOutcomeTest, AMultiRefusedBeforeSendingIsLockLost) {
   if (using_external_server()) GTEST_SKIP() << "freezes its own server";
   auto server = ZkServer::start({200, 1000, 60000, false});
-  std::atomic<int> multis{0};
-  class CountMultis : public FaultHook {
-   public:
-    explicit CountMultis(std::atomic<int>& n) : n_(n) {}
-    FaultDecision on_request(Operation op, std::string_view) override {
-      if (op == Operation::kMulti) ++n_;
-      return FaultDecision::pass();
-    }
-
-   private:
-    std::atomic<int>& n_;
-  };
-  SessionOptions o = options_for(server->connect_string(), 2000ms);
-  auto s_owner = open_session(o, std::make_shared<CountMultis>(multis));
-  Session& s = *s_owner;
+  auto scripted = scripted_session(options_for(server->connect_string(), 2000ms), nullptr);
+  Session& s = *scripted.session;
   s.create("/fenced-refused/counter", "0", CreateMode::kPersistent, true);
   Mutex m(s, "/fenced-refused/lock");
   m.lock();
@@ -83,7 +63,8 @@ TEST(CommitFencedOutcomeTest, AMultiRefusedBeforeSendingIsLockLost) {
   FencedWrite w;
   w.set("/fenced-refused/counter", "1");
   EXPECT_THROW(m.commit_fenced(w), LockLostError);
-  EXPECT_EQ(multis.load(), 0) << "a multi was sent after the session was Lost";
+  EXPECT_EQ(scripted.hook->count(Operation::kMulti), 0)
+      << "a multi was sent after the session was Lost";
   server->thaw();
   m.unlock();
 }

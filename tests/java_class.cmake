@@ -1,17 +1,18 @@
-# zklock_java_class(): compiles one Java source of a test suite at build time, against jars found
-# at configure time. Shared by the interop suite (Curator contender) and the wrap suite (snapshot
-# seeder).
+# zklock_java_class(): compiles the Java sources of a test suite at build time, in one javac run,
+# against jars found at configure time. Shared by the interop suites (the Curator contenders) and
+# the wrap suite (snapshot seeder).
 #
-#   zklock_java_class(TARGET t SOURCE File.java CLASSES dir LABEL "what" HINT "install ..."
+#   zklock_java_class(TARGET t SOURCES File.java... CLASSES dir LABEL "what" HINT "install ..."
 #                     JAR_DIRS dirs... JARS required... [OPTIONAL_JARS jars...]
 #                     OUT_CLASSPATH var OUT_MISSING var)
 #
-# Sets OUT_CLASSPATH to the found jars joined by ':' and OUT_MISSING to "" or the reason the class
-# cannot be built (no JDK, a required jar missing). When nothing is missing, TARGET is a custom
-# target producing CLASSES/<File>.class. Java_JAVA_EXECUTABLE is left in the cache for callers.
+# Sets OUT_CLASSPATH to the found jars joined by ':' and OUT_MISSING to "" or the reason the
+# classes cannot be built (no JDK, a required jar missing). When nothing is missing, TARGET is a
+# custom target producing CLASSES/<File>.class for each source. Java_JAVA_EXECUTABLE is left in
+# the cache for callers.
 function(zklock_java_class)
-  cmake_parse_arguments(A "" "TARGET;SOURCE;CLASSES;LABEL;HINT;OUT_CLASSPATH;OUT_MISSING"
-                        "JAR_DIRS;JARS;OPTIONAL_JARS" ${ARGN})
+  cmake_parse_arguments(A "" "TARGET;CLASSES;LABEL;HINT;OUT_CLASSPATH;OUT_MISSING"
+                        "SOURCES;JAR_DIRS;JARS;OPTIONAL_JARS" ${ARGN})
   find_package(Java COMPONENTS Runtime Development QUIET)
   set(missing "")
   if(NOT Java_JAVA_EXECUTABLE OR NOT Java_JAVAC_EXECUTABLE)
@@ -28,18 +29,25 @@ function(zklock_java_class)
     endif()
   endforeach()
   string(JOIN ":" classpath_string ${classpath})
-  get_filename_component(class_name ${A_SOURCE} NAME_WE)
+  set(class_names "")
+  set(class_files "")
+  foreach(source IN LISTS A_SOURCES)
+    get_filename_component(class_name ${source} NAME_WE)
+    list(APPEND class_names ${class_name})
+    list(APPEND class_files ${A_CLASSES}/${class_name}.class)
+  endforeach()
+  string(JOIN " " class_names ${class_names})
   if(NOT missing)
     add_custom_command(
-      OUTPUT ${A_CLASSES}/${class_name}.class
+      OUTPUT ${class_files}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${A_CLASSES}
       # -Xlint:-path: zookeeper.jar's manifest names jars Debian does not ship (jline); harmless.
-      COMMAND ${Java_JAVAC_EXECUTABLE} -Xlint:-path -d ${A_CLASSES} -cp ${classpath_string} ${A_SOURCE}
-      DEPENDS ${A_SOURCE}
-      COMMENT "Compiling ${class_name} (${A_LABEL})"
+      COMMAND ${Java_JAVAC_EXECUTABLE} -Xlint:-path -d ${A_CLASSES} -cp ${classpath_string} ${A_SOURCES}
+      DEPENDS ${A_SOURCES}
+      COMMENT "Compiling ${class_names} (${A_LABEL})"
       VERBATIM)
-    add_custom_target(${A_TARGET} DEPENDS ${A_CLASSES}/${class_name}.class)
-    message(STATUS "zklock ${A_LABEL}: ${class_name} with ${Java_JAVAC_EXECUTABLE}")
+    add_custom_target(${A_TARGET} DEPENDS ${class_files})
+    message(STATUS "zklock ${A_LABEL}: ${class_names} with ${Java_JAVAC_EXECUTABLE}")
   else()
     message(STATUS "zklock ${missing}")
   endif()

@@ -10,9 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "mutex_waiter.h"
+#include "held_lock.h"
 #include "scripted_hook.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
@@ -42,20 +43,18 @@ TEST(MutexCleanupTest, GivingUpWhileThePredecessorReadIsInFlightLeavesNoWatch) {
   Mutex holder(holder_session, path);
   holder.lock();
   const std::string holder_node = holder.acquisition()->node_path;
-  std::atomic<bool> frozen{false};
-  auto scripted = scripted_session(
-      options_for(server->connect_string(), 8000ms),
-      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        if (op == Operation::kGetData && p == holder_node && !frozen.exchange(true)) {
-          server->freeze();  // the read goes out, and waits in the server's socket
-        }
-        return std::nullopt;
-      });
+  auto scripted =
+      one_shot_session(options_for(server->connect_string(), 8000ms),
+                       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+                         if (op != Operation::kGetData || p != holder_node) return std::nullopt;
+                         server->freeze();  // the read goes out, and waits in the server's socket
+                         return FaultDecision::pass();
+                       });
   Session& s = *scripted.session;
   Mutex m(s, path);
   std::atomic<int> result{-1};
   std::thread waiter([&] { result = m.try_lock_for(20s) ? 1 : 0; });
-  ASSERT_TRUE(wait_until([&] { return frozen.load(); }, 10s));
+  ASSERT_TRUE(wait_until([&] { return scripted.hook->fired(); }, 10s));
   m.cancel();  // gives up with the watch read unanswered
   ASSERT_TRUE(wait_until([&] { return result != -1; }, 10s));
   server->thaw();
@@ -73,15 +72,11 @@ TEST(MutexCleanupTest, GivingUpWhileThePredecessorReadIsInFlightLeavesNoWatch) {
 // read is retried; then the waiter gives up. The stale bookkeeping of the first read used to keep
 // the server-side watch in place.
 TEST(MutexCleanupTest, GivingUpAfterALostPredecessorReplyLeavesNoWatch) {
-  auto server = shared_server();
-  const std::string path = unique_path("lost-watch-reply");
-  Session holder_session(options_for(server.connect));
-  Mutex holder(holder_session, path);
-  holder.lock();
-  const std::string holder_node = holder.acquisition()->node_path;
+  HeldLock held("lost-watch-reply");
+  const std::string holder_node = held.holder.acquisition()->node_path;
   std::atomic<int> reads{0};
   auto scripted =
-      scripted_session(options_for(server.connect),
+      scripted_session(options_for(held.server.connect),
                        [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
                          if (op == Operation::kGetData && p == holder_node && reads++ == 0) {
                            return FaultDecision::lose_reply(Errc::connection_loss);
@@ -89,38 +84,31 @@ TEST(MutexCleanupTest, GivingUpAfterALostPredecessorReplyLeavesNoWatch) {
                          return std::nullopt;
                        });
   Session& s = *scripted.session;
-  Mutex m(s, path);
+  Mutex m(s, held.path);
   Waiter w(m);
   ASSERT_TRUE(wait_until([&] { return reads >= 2; }, 10s)) << "the lost read was not retried";
-  ASSERT_TRUE(
-      wait_until([&] { return !watches_of(server.port, s.session_id(), path).empty(); }, 5s));
+  ASSERT_TRUE(wait_until(
+      [&] { return !watches_of(held.server.port, s.session_id(), held.path).empty(); }, 5s));
   m.cancel();
   ASSERT_TRUE(wait_until([&] { return w.done(); }, 10s));
   EXPECT_TRUE(w.cancelled()) << w.error();
-  EXPECT_TRUE(wait_until([&] { return watches_of(server.port, s.session_id(), path).empty(); }, 3s))
+  EXPECT_TRUE(wait_until(
+      [&] { return watches_of(held.server.port, s.session_id(), held.path).empty(); }, 3s))
       << "a watch of ours is left on " << holder_node;
-  holder.unlock();
+  held.holder.unlock();
 }
 
 // Issue 12, item 9: a release whose delete fails for a reason worth retrying (throttled) is
 // retried; the next lock() in the same session does not queue behind our own old node.
 TEST(MutexCleanupTest, AThrottledReleaseIsRetried) {
-  auto server = shared_server();
-  const std::string path = unique_path("throttled-delete");
-  std::atomic<bool> refused{false};
-  auto scripted =
-      scripted_session(options_for(server.connect),
-                       [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
-                         if (op == Operation::kDelete && !refused.exchange(true))
-                           return FaultDecision::fail_before_send(Errc::throttled);
-                         return std::nullopt;
-                       });
-  Session& s = *scripted.session;
-  Mutex m(s, path);
+  FaultedSession f("throttled-delete", fault_on(Operation::kDelete, "",
+                                                FaultDecision::fail_before_send(Errc::throttled)));
+  Mutex m(f.session, f.path);
   m.lock();
   m.unlock();
-  ASSERT_TRUE(refused.load());
-  EXPECT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 5s)) << "the node stayed";
+  ASSERT_TRUE(f.hook.fired());
+  EXPECT_TRUE(wait_until([&] { return lock_children(f.session, f.path).empty(); }, 5s))
+      << "the node stayed";
   EXPECT_TRUE(m.try_lock_for(5s));
   m.unlock();
 }
@@ -208,23 +196,12 @@ TEST(MutexCleanupTest, ParentsAreCreatedOnlyWhereMissing) {
 // Issue 12, item 4: after a lost create reply the recovery listing must not be served by a server
 // that has not applied our create yet: a `sync` goes before it.
 TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
-  auto server = shared_server();
-  const std::string path = unique_path("recovery-sync");
-  std::atomic<bool> lost{false};
-  auto scripted =
-      scripted_session(options_for(server.connect),
-                       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-                         if (op == Operation::kCreate &&
-                             p.find("-lock-") != std::string_view::npos && !lost.exchange(true)) {
-                           return FaultDecision::lose_reply(Errc::connection_loss);
-                         }
-                         return std::nullopt;
-                       });
-  Session& s = *scripted.session;
-  Mutex m(s, path);
+  FaultedSession f("recovery-sync", fault_on(Operation::kCreate, "-lock-",
+                                             FaultDecision::lose_reply(Errc::connection_loss)));
+  Mutex m(f.session, f.path);
   m.lock();
-  ASSERT_TRUE(lost.load());
-  const auto seen = scripted.hook->seen();
+  ASSERT_TRUE(f.hook.fired());
+  const auto seen = f.hook.seen();
   // After the create whose reply was lost: the pipelined listing, then the recovery: sync, listing.
   std::size_t create = seen.size();
   for (std::size_t i = 0; i < seen.size(); ++i) {
@@ -236,7 +213,7 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
   ASSERT_LT(create + 3, seen.size());
   std::size_t recovery_listing = seen.size();
   for (std::size_t i = create + 2; i < seen.size(); ++i) {
-    if (seen[i].first == Operation::kGetChildren && seen[i].second == path) {
+    if (seen[i].first == Operation::kGetChildren && seen[i].second == f.path) {
       recovery_listing = i;
       break;
     }
@@ -244,7 +221,7 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
   ASSERT_LT(recovery_listing, seen.size());
   EXPECT_EQ(seen[recovery_listing - 1].first, Operation::kSync)
       << "no sync before the recovery listing";
-  EXPECT_EQ(lock_children(s, path).size(), 1u);
+  EXPECT_EQ(lock_children(f.session, f.path).size(), 1u);
   m.unlock();
 }
 
@@ -254,16 +231,50 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
 namespace zklock::testing {
 namespace {
 
+void make_lock_path(const std::string& connect, const std::string& path) {
+  Session s(options_for(connect));
+  Mutex m(s, path);
+  m.lock();  // creates the path
+  m.unlock();
+}
+
 // Review 3, item 7 (CURATOR-79): giving up while the attempt is recovering from a lost create
 // reply (our node exists, its path is not known yet) must not leave that node in the queue: the
-// recovery goes on in the background and deletes what it finds. The create's reply is lost (the
-// node IS created: the lock path exists beforehand) and the recovery's listing keeps failing until
-// the give-up.
+// recovery goes on in the background and deletes what it finds. The scene of both tests below: a
+// new lock path on the shared server that exists beforehand, and `mutex` on it in a session where
+// the first create's reply is lost (the node IS created) and the recovery's listing keeps failing
+// until `stall` is cleared.
 struct LostCreateRecovery {
+  explicit LostCreateRecovery(const std::string& stem)
+      : server(shared_server()),
+        path(unique_path(stem)),
+        scripted(scripted_session(options_for(server.connect), action())),
+        mutex(*scripted.session, path) {
+    make_lock_path(server.connect, path);
+  }
+
+  // Once the attempt has given up: lets the recovery list again, then expects it to have deleted
+  // our node - the queue empties, and the lock is free for another session.
+  void expect_no_node_left() {
+    stall = false;
+    Session other(options_for(server.connect));
+    EXPECT_TRUE(wait_until([&] { return lock_children(other, path).empty(); }, 3s))
+        << "left in the queue: " << ::testing::PrintToString(lock_children(other, path));
+    Mutex next(other, path);
+    EXPECT_TRUE(next.try_lock_for(3s)) << "the lock is held by nobody";
+    next.unlock();
+  }
+
+  const ServerRef server;
+  const std::string path;
   std::atomic<bool> lost{false};
   std::atomic<bool> stall{true};
-  HookAction action(const std::string& path) {
-    return [this, path](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+  const ScriptedSession scripted;
+  Mutex mutex;
+
+ private:
+  HookAction action() {
+    return [this](Operation op, std::string_view p) -> std::optional<FaultDecision> {
       if (op == Operation::kCreate && p.find("-lock-") != p.npos &&
           p.compare(0, path.size(), path) == 0 && !lost.exchange(true)) {
         return FaultDecision::lose_reply(Errc::connection_loss);  // applied, reply lost
@@ -276,42 +287,19 @@ struct LostCreateRecovery {
   }
 };
 
-void make_lock_path(const std::string& connect, const std::string& path) {
-  Session s(options_for(connect));
-  Mutex m(s, path);
-  m.lock();  // creates the path
-  m.unlock();
-}
-
 TEST(MutexCleanupTest, GivingUpDuringLostCreateRecoveryLeavesNoNode) {
-  auto server = shared_server();
-  const std::string path = unique_path("give-up-recovering");
-  make_lock_path(server.connect, path);
-  LostCreateRecovery fault;
-  auto scripted = scripted_session(options_for(server.connect), fault.action(path));
-  Mutex m(*scripted.session, path);
-  EXPECT_FALSE(m.try_lock_for(300ms));
-  ASSERT_TRUE(fault.lost.load());
-  fault.stall = false;
-  Session other(options_for(server.connect));
-  EXPECT_TRUE(wait_until([&] { return lock_children(other, path).empty(); }, 3s))
-      << "left in the queue: " << ::testing::PrintToString(lock_children(other, path));
-  Mutex next(other, path);
-  EXPECT_TRUE(next.try_lock_for(3s)) << "the lock is held by nobody";
-  next.unlock();
+  LostCreateRecovery scene("give-up-recovering");
+  EXPECT_FALSE(scene.mutex.try_lock_for(300ms));
+  ASSERT_TRUE(scene.lost.load());
+  scene.expect_no_node_left();
   // Our own next attempt is not blocked either.
-  EXPECT_TRUE(m.try_lock_for(3s));
-  m.unlock();
+  EXPECT_TRUE(scene.mutex.try_lock_for(3s));
+  scene.mutex.unlock();
 }
 
 TEST(MutexCleanupTest, AnAsyncDeadlineDuringLostCreateRecoveryLeavesNoNode) {
-  auto server = shared_server();
-  const std::string path = unique_path("async-give-up-recovering");
-  make_lock_path(server.connect, path);
-  LostCreateRecovery fault;
-  auto scripted = scripted_session(options_for(server.connect), fault.action(path));
-  Mutex m(*scripted.session, path);
-  auto future = m.lock_future(AsyncLockOptions::within(300ms));
+  LostCreateRecovery scene("async-give-up-recovering");
+  auto future = scene.mutex.lock_future(AsyncLockOptions::within(300ms));
   ASSERT_EQ(future.wait_for(10s), std::future_status::ready);
   try {
     future.get();
@@ -319,13 +307,7 @@ TEST(MutexCleanupTest, AnAsyncDeadlineDuringLostCreateRecoveryLeavesNoNode) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), make_error_code(Errc::timed_out)) << e.what();
   }
-  fault.stall = false;
-  Session other(options_for(server.connect));
-  EXPECT_TRUE(wait_until([&] { return lock_children(other, path).empty(); }, 3s))
-      << "left in the queue: " << ::testing::PrintToString(lock_children(other, path));
-  Mutex next(other, path);
-  EXPECT_TRUE(next.try_lock_for(3s)) << "the lock is held by nobody";
-  next.unlock();
+  scene.expect_no_node_left();
 }
 
 // Review 3, item 8: the plain RAII pattern ending during a blip - unlock and destroy the Mutex
@@ -335,14 +317,13 @@ TEST(MutexCleanupTest, AMutexDestroyedDuringABlipStillDeletesItsNode) {
   if (using_external_server()) GTEST_SKIP() << "freezes its own server";
   auto server = ZkServer::start();
   const std::string path = unique_path("destroyed-in-blip");
-  std::atomic<bool> blip{false}, failed{false};
+  std::atomic<bool> blip{false};
   // The delete sent during the blip fails with the connection (as the forced reconnects make it).
   auto scripted =
-      scripted_session(options_for(server->connect_string(), 6000ms),
+      one_shot_session(options_for(server->connect_string(), 6000ms),
                        [&](Operation op, std::string_view) -> std::optional<FaultDecision> {
-                         if (op == Operation::kDelete && blip && !failed.exchange(true))
-                           return FaultDecision::fail_before_send(Errc::connection_loss);
-                         return std::nullopt;
+                         if (op != Operation::kDelete || !blip) return std::nullopt;
+                         return FaultDecision::fail_before_send(Errc::connection_loss);
                        });
   Session& s = *scripted.session;
   auto m = std::make_unique<Mutex>(s, path);
@@ -352,7 +333,7 @@ TEST(MutexCleanupTest, AMutexDestroyedDuringABlipStillDeletesItsNode) {
   blip = true;
   m->unlock();
   m.reset();
-  ASSERT_TRUE(failed.load());
+  ASSERT_TRUE(scripted.hook->fired());
   server->thaw();
   ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));
   Session other(options_for(server->connect_string()));

@@ -2,8 +2,8 @@
 // nodes under the same path, created without READ permission for us.
 #include <zookeeper/zookeeper.h>
 
-#include "mutex_waiter.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {

@@ -7,9 +7,10 @@
 #include <thread>
 #include <vector>
 
-#include "mutex_waiter.h"
+#include "held_lock.h"
 #include "support/fault_proxy.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
@@ -46,22 +47,19 @@ class Gate {
 // Issue 12, item 7: ~Mutex cancels a lock() waiting on another thread; that thread must leave
 // without touching the destroyed object (AddressSanitizer reports the old use after free).
 TEST(MutexLifetimeTest, DestroyingAMutexCancelsAWaitingLockOnAnotherThread) {
-  auto server = shared_server();
-  const std::string path = unique_path("destroyed-while-waiting");
-  Session holder_session(options_for(server.connect)), s(options_for(server.connect));
-  Mutex holder(holder_session, path);
-  holder.lock();
-  auto waiting = std::make_unique<Mutex>(s, path);
+  HeldLock held("destroyed-while-waiting");
+  Session s(options_for(held.server.connect));
+  auto waiting = std::make_unique<Mutex>(s, held.path);
   Waiter w(*waiting);
-  ASSERT_TRUE(wait_until([&] { return lock_children(s, path).size() == 2; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return lock_children(s, held.path).size() == 2; }, 5s));
   waiting.reset();  // returns once the waiting call has left the Mutex (AddressSanitizer checks
                     // that nothing of it is touched afterwards)
   w.join();
   EXPECT_TRUE(w.cancelled()) << w.error();
   EXPECT_FALSE(w.acquired());
   // Its node went with the cancelled attempt.
-  EXPECT_TRUE(wait_until([&] { return lock_children(s, path).size() == 1; }, 5s));
-  holder.unlock();
+  EXPECT_TRUE(wait_until([&] { return lock_children(s, held.path).size() == 1; }, 5s));
+  held.holder.unlock();
 }
 
 // Issue 12, item 14: no on_state_change (or on_release_error) call starts after ~Mutex returned.
@@ -116,11 +114,8 @@ TEST(MutexLifetimeTest, NoCallbackRunsAfterTheDestructorReturned) {
 // another thread of this process holds the same Mutex. The Mutex's own accessors describe the
 // object's current acquisition, whichever thread asks (documented in mutex.h).
 TEST(MutexLifetimeTest, AGuardThatDoesNotOwnTheLockRefusesTokenAndAcquisition) {
-  auto server = shared_server();
-  const std::string path = unique_path("guard-owner");
-  Session s(options_for(server.connect));
-  Mutex m(s, path);
-  m.lock();
+  HeldLock held("guard-owner");
+  Mutex& m = held.holder;
   const FencingToken holders_token = m.fencing_token();
   std::thread other([&] {
     Guard tried(m, std::try_to_lock);

@@ -4,12 +4,14 @@
 #include <thread>
 #include <vector>
 
-#include "mutex_waiter.h"
+#include "held_lock.h"
+#include "lost_reports.h"
 #include "scripted_hook.h"
 #include "support/fault_proxy.h"
 #include "support/four_letter_words.h"
 #include "support/zk_ensemble.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
@@ -87,27 +89,21 @@ TEST(MutexTest, NeverTwoHoldersAcrossSessionsAndIterations) {
 }
 
 TEST(MutexTest, WaitersAcquireInFifoOrder) {
-  auto server = shared_server();
-  const std::string path = unique_path("fifo");
-  Session holder_session(options_for(server.connect));
-  Mutex holder(holder_session, path);
-  holder.lock();
+  HeldLock held("fifo");
   constexpr int kWaiters = 5;
   std::vector<std::unique_ptr<Session>> sessions;
   std::vector<std::unique_ptr<Mutex>> mutexes;
   std::vector<std::unique_ptr<Waiter>> waiters;
   for (int i = 0; i < kWaiters; ++i) {
-    sessions.push_back(std::make_unique<Session>(options_for(server.connect)));
-    mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path));
+    sessions.push_back(std::make_unique<Session>(options_for(held.server.connect)));
+    mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), held.path));
     waiters.push_back(std::make_unique<Waiter>(*mutexes.back()));
     // Queue them one at a time: waiter i's node exists before waiter i+1 starts.
-    ASSERT_TRUE(wait_until(
-        [&] { return lock_children(holder_session, path).size() == static_cast<size_t>(i + 2); },
-        10s));
+    ASSERT_TRUE(wait_until([&] { return held.nodes().size() == static_cast<size_t>(i + 2); }, 10s));
   }
-  auto order = holder.contenders();
+  auto order = held.holder.contenders();
   ASSERT_EQ(order.size(), static_cast<size_t>(kWaiters + 1));
-  holder.unlock();
+  held.holder.unlock();
   for (int i = 0; i < kWaiters; ++i) {
     ASSERT_TRUE(wait_until([&] { return waiters[i]->acquired(); }, 10s)) << "waiter " << i;
     for (int j = i + 1; j < kWaiters; ++j)
@@ -146,52 +142,45 @@ TEST(MutexTest, TwentyConcurrentTryLocksExactlyOneWins) {
 }
 
 TEST(MutexTest, TimeoutLeavesNoNodeAndNoWatch) {
-  auto server = shared_server();
-  const std::string path = unique_path("timeout");
-  Session a(options_for(server.connect)), b(options_for(server.connect));
-  Mutex holder(a, path), waiter(b, path);
-  holder.lock();
+  HeldLock held("timeout");
+  Session b(options_for(held.server.connect));
+  Mutex waiter(b, held.path);
   const auto start = Clock::now();
   EXPECT_FALSE(waiter.try_lock_for(300ms));
   EXPECT_GE(Clock::now() - start, 300ms);
-  EXPECT_EQ(lock_children(a, path).size(), 1u);
-  EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s))
-      << "a watch was left behind: " << four_letter_word(server.port, "wchp");
+  EXPECT_EQ(held.nodes().size(), 1u);
+  EXPECT_TRUE(wait_until([&] { return watches_under(held.server.port, held.path).empty(); }, 5s))
+      << "a watch was left behind: " << four_letter_word(held.server.port, "wchp");
   // unique_lock with a timeout, std style.
   std::unique_lock<Mutex> timed(waiter, 100ms);
   EXPECT_FALSE(timed.owns_lock());
-  holder.unlock();
+  held.holder.unlock();
   std::unique_lock<Mutex> got(waiter, 5s);
   EXPECT_TRUE(got.owns_lock());
 }
 
 TEST(MutexTest, CancelWakesAWaitingLockAndLeavesNothing) {
-  auto server = shared_server();
-  const std::string path = unique_path("cancel");
-  Session a(options_for(server.connect)), b(options_for(server.connect));
-  Mutex holder(a, path), waiter(b, path);
-  holder.lock();
+  HeldLock held("cancel");
+  Session b(options_for(held.server.connect));
+  Mutex waiter(b, held.path);
   Waiter w(waiter);
-  ASSERT_TRUE(wait_until([&] { return lock_children(a, path).size() == 2; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return held.nodes().size() == 2; }, 5s));
   waiter.cancel();
   ASSERT_TRUE(wait_until([&] { return w.done(); }, 5s));
   EXPECT_TRUE(w.cancelled());
-  EXPECT_EQ(lock_children(a, path).size(), 1u);
-  EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s));
+  EXPECT_EQ(held.nodes().size(), 1u);
+  EXPECT_TRUE(wait_until([&] { return watches_under(held.server.port, held.path).empty(); }, 5s));
   // A later lock() is not affected by the earlier cancel.
-  holder.unlock();
+  held.holder.unlock();
   EXPECT_TRUE(waiter.try_lock_for(5s));
 }
 
 TEST(MutexTest, TryLockForIsAnOverallDeadlineNotPerWait) {
-  auto server = shared_server();
-  const std::string path = unique_path("deadline");
-  Session a(options_for(server.connect)), b(options_for(server.connect)),
-      c(options_for(server.connect));
-  Mutex holder(a, path), ahead(b, path), timed(c, path);
-  holder.lock();
+  HeldLock held("deadline");
+  Session b(options_for(held.server.connect)), c(options_for(held.server.connect));
+  Mutex ahead(b, held.path), timed(c, held.path);
   Waiter first_in_queue(ahead);
-  ASSERT_TRUE(wait_until([&] { return lock_children(a, path).size() == 2; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return held.nodes().size() == 2; }, 5s));
   // `timed` waits behind `ahead`; when `ahead` leaves, `timed` is woken and waits again (on the
   // holder). An overall deadline still ends at start + 1.5 s; a per-wait one would restart.
   std::thread leave([&] {
@@ -273,19 +262,16 @@ TEST(MutexTest, ManyMutexesOverOneSessionFromManyThreads) {
 }
 
 TEST(MutexTest, OurNodeDeletedWhileWaitingRequeues) {
-  auto server = shared_server();
-  const std::string path = unique_path("vanish");
-  Session a(options_for(server.connect)), b(options_for(server.connect)),
-      admin(options_for(server.connect));
-  Mutex holder(a, path), waiter(b, path);
-  holder.lock();
-  const std::string holder_node = holder.acquisition()->node_path;
+  HeldLock held("vanish");
+  Session b(options_for(held.server.connect)), admin(options_for(held.server.connect));
+  Mutex waiter(b, held.path);
+  const std::string holder_node = held.holder.acquisition()->node_path;
   Waiter w(waiter);
   std::string waiter_node;
   ASSERT_TRUE(wait_until(
       [&] {
-        for (const auto& n : lock_children(admin, path)) {
-          if (path + "/" + n != holder_node) waiter_node = path + "/" + n;
+        for (const auto& n : lock_children(admin, held.path)) {
+          if (held.path + "/" + n != holder_node) waiter_node = held.path + "/" + n;
         }
         return !waiter_node.empty();
       },
@@ -294,39 +280,30 @@ TEST(MutexTest, OurNodeDeletedWhileWaitingRequeues) {
   // The waiter notices and queues again with a new node, behind the holder.
   ASSERT_TRUE(wait_until(
       [&] {
-        auto kids = lock_children(admin, path);
-        return kids.size() == 2 && path + "/" + kids[0] != waiter_node &&
-               path + "/" + kids[1] != waiter_node;
+        auto kids = lock_children(admin, held.path);
+        return kids.size() == 2 && held.path + "/" + kids[0] != waiter_node &&
+               held.path + "/" + kids[1] != waiter_node;
       },
       5s));
   EXPECT_FALSE(w.acquired());
-  holder.unlock();
+  held.holder.unlock();
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 5s));
   EXPECT_NE(waiter.acquisition()->node_path, waiter_node);
   waiter.unlock();
-  EXPECT_TRUE(wait_until([&] { return lock_children(admin, path).empty(); }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lock_children(admin, held.path).empty(); }, 5s));
 }
 
 TEST(MutexTest, LostCreateReplyLeavesNoOrphanAndNoDuplicate) {
-  auto server = shared_server();
-  const std::string path = unique_path("lostreply");
-  auto hook = std::make_shared<OneShotHook>(
-      [](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        if (op != Operation::kCreate || p.find("-lock-") == std::string_view::npos)
-          return std::nullopt;
-        return FaultDecision::lose_reply(Errc::connection_loss);
-      });
-  SessionOptions o = options_for(server.connect);
-  auto s_owner = open_session(o, hook);
-  Session& s = *s_owner;
-  Mutex m(s, path);
+  FaultedSession f("lostreply", fault_on(Operation::kCreate, "-lock-",
+                                         FaultDecision::lose_reply(Errc::connection_loss)));
+  Mutex m(f.session, f.path);
   m.lock();  // the create happened on the server; its reply was "lost"
-  EXPECT_TRUE(hook->fired());
-  const auto kids = lock_children(s, path);
+  EXPECT_TRUE(f.hook.fired());
+  const auto kids = lock_children(f.session, f.path);
   ASSERT_EQ(kids.size(), 1u) << "an orphan or a duplicate entry was left";
-  EXPECT_EQ(path + "/" + kids[0], m.acquisition()->node_path);
+  EXPECT_EQ(f.path + "/" + kids[0], m.acquisition()->node_path);
   m.unlock();
-  EXPECT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lock_children(f.session, f.path).empty(); }, 5s));
 }
 
 TEST(MutexTest, LostCreateReplyNeverAdoptsAnotherSessionsNode) {
@@ -337,19 +314,18 @@ TEST(MutexTest, LostCreateReplyNeverAdoptsAnotherSessionsNode) {
   std::string foreign;
   // The create is "lost" and, before we look for it, another session creates a node with our uuid
   // prefix: the name matches but the owner does not - it must not be adopted.
-  auto hook = std::make_shared<OneShotHook>(
+  auto scripted = one_shot_session(
+      options_for(server.connect),
       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
         if (op != Operation::kCreate || p.find("-lock-") == std::string_view::npos)
           return std::nullopt;
         foreign = intruder.create(std::string(p), "intruder", CreateMode::kEphemeral);
         return FaultDecision::fail_before_send(Errc::connection_loss);
       });
-  SessionOptions o = options_for(server.connect);
-  auto s_owner = open_session(o, hook);
-  Session& s = *s_owner;
+  Session& s = *scripted.session;
   Mutex m(s, path);
   EXPECT_TRUE(m.try_lock_for(5s));
-  ASSERT_TRUE(hook->fired());
+  ASSERT_TRUE(scripted.hook->fired());
   EXPECT_NE(m.acquisition()->node_path, foreign);
   auto ours = s.get(m.acquisition()->node_path);
   ASSERT_TRUE(ours);
@@ -358,46 +334,33 @@ TEST(MutexTest, LostCreateReplyNeverAdoptsAnotherSessionsNode) {
 }
 
 TEST(MutexTest, PredecessorDeletedBetweenListingAndWatch) {
-  auto server = shared_server();
-  const std::string path = unique_path("race");
-  Session a(options_for(server.connect)), admin(options_for(server.connect));
-  Mutex holder(a, path);
-  holder.lock();
-  const std::string holder_node = holder.acquisition()->node_path;
+  HeldLock held("race");
+  Session admin(options_for(held.server.connect));
+  const std::string holder_node = held.holder.acquisition()->node_path;
   // Right before the waiter's getData+watch on its predecessor goes out, the predecessor is
   // deleted.
-  auto hook = std::make_shared<OneShotHook>(
-      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        if (op != Operation::kGetData || p != holder_node) return std::nullopt;
-        admin.remove(holder_node);
-        return FaultDecision::pass();
-      });
-  SessionOptions o = options_for(server.connect);
-  auto b_owner = open_session(o, hook);
-  Session& b = *b_owner;
-  Mutex waiter(b, path);
+  auto scripted =
+      one_shot_session(options_for(held.server.connect),
+                       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+                         if (op != Operation::kGetData || p != holder_node) return std::nullopt;
+                         admin.remove(holder_node);
+                         return FaultDecision::pass();
+                       });
+  Mutex waiter(*scripted.session, held.path);
   EXPECT_TRUE(waiter.try_lock_for(5s));  // NoNode on the read -> list again -> first
-  EXPECT_TRUE(hook->fired());
+  EXPECT_TRUE(scripted.hook->fired());
   waiter.unlock();
-  EXPECT_TRUE(wait_until([&] { return watches_under(server.port, path).empty(); }, 5s));
+  EXPECT_TRUE(wait_until([&] { return watches_under(held.server.port, held.path).empty(); }, 5s));
 }
 
 TEST(MutexTest, ReleaseRetriesADeleteThatFailed) {
-  auto server = shared_server();
-  const std::string path = unique_path("release");
-  auto hook = std::make_shared<OneShotHook>(
-      [](Operation op, std::string_view) -> std::optional<FaultDecision> {
-        if (op != Operation::kDelete) return std::nullopt;
-        return FaultDecision::lose_reply(Errc::connection_loss);
-      });
-  SessionOptions o = options_for(server.connect);
-  auto s_owner = open_session(o, hook);
-  Session& s = *s_owner;
-  Mutex m(s, path);
+  FaultedSession f("release", fault_on(Operation::kDelete, "",
+                                       FaultDecision::lose_reply(Errc::connection_loss)));
+  Mutex m(f.session, f.path);
   m.lock();
   m.unlock();  // noexcept; the delete's answer is "lost" and it is sent again
-  EXPECT_TRUE(hook->fired());
-  EXPECT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 5s));
+  EXPECT_TRUE(f.hook.fired());
+  EXPECT_TRUE(wait_until([&] { return lock_children(f.session, f.path).empty(); }, 5s));
   EXPECT_TRUE(m.try_lock());
   m.unlock();
 }
@@ -406,15 +369,9 @@ TEST(MutexTest, HolderSessionExpiresWaiterAcquiresAfterTheHolderWasTold) {
   auto server = shared_server();
   const std::string path = unique_path("expire");
   auto proxy = FaultProxy::start("127.0.0.1", server.port);
-  std::atomic<int64_t> told_lost_ns{0};
-  MutexOptions mo;
-  mo.on_state_change = [&](LockState st, const Acquisition&) {
-    if (st == LockState::kLost && told_lost_ns == 0) {
-      told_lost_ns = Clock::now().time_since_epoch().count();
-    }
-  };
+  LostReports lost;
   Session holder_session(options_for(proxy->connect_string(), 2000ms));
-  Mutex holder(holder_session, path, mo);
+  Mutex holder(holder_session, path, lost.options());
   holder.lock();
   Session waiter_session(options_for(server.connect));
   Mutex waiter(waiter_session, path);
@@ -422,8 +379,8 @@ TEST(MutexTest, HolderSessionExpiresWaiterAcquiresAfterTheHolderWasTold) {
   ASSERT_TRUE(wait_until([&] { return lock_children(waiter_session, path).size() == 2; }, 5s));
   proxy->blackhole();  // the holder is cut off; the server expires its session after ~2 s
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 15s));
-  ASSERT_NE(told_lost_ns.load(), 0) << "the waiter acquired but the old holder was never told";
-  EXPECT_LT(told_lost_ns.load(), w.acquired_at().time_since_epoch().count())
+  ASSERT_TRUE(lost.told()) << "the waiter acquired but the old holder was never told";
+  EXPECT_LT(lost.told_at(), w.acquired_at())
       << "the old holder was told after the new holder acquired";
   EXPECT_EQ(holder.state(), LockState::kLost);
   EXPECT_THROW(Guard(holder, std::try_to_lock).throw_if_lost(), std::exception);
@@ -520,16 +477,12 @@ TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
   const std::string path = unique_path("deleted-held");
   Session a(options_for(server.connect, 2000ms)), b(options_for(server.connect)),
       admin(options_for(server.connect));
-  std::atomic<int> lost_callbacks{0};
-  MutexOptions mo;
-  mo.on_state_change = [&](LockState st, const Acquisition&) {
-    lost_callbacks += st == LockState::kLost;
-  };
+  LostReports lost;
   // Held at once (no watch on its own node: the session's heartbeats read it).
-  Mutex first(a, path, mo);
+  Mutex first(a, path, lost.options());
   first.lock();
   // Held after waiting on a first-in-line predecessor (its own node is watched).
-  Mutex second(b, path, mo);
+  Mutex second(b, path, lost.options());
   Waiter w(second);
   ASSERT_TRUE(wait_until([&] { return lock_children(admin, path).size() == 2; }, 5s));
   ASSERT_TRUE(admin.remove(first.acquisition()->node_path));
@@ -537,7 +490,7 @@ TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 5s));
   ASSERT_TRUE(admin.remove(second.acquisition()->node_path));
   EXPECT_TRUE(second.wait_lost_for(5s)) << second.state();
-  EXPECT_TRUE(wait_until([&] { return lost_callbacks == 2; }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lost.count() == 2; }, 5s));
   first.unlock();
   second.unlock();
 }

@@ -1,11 +1,20 @@
 // tests/scripted_hook.h: fault hooks for tests that inject faults at the client seam
 // (zklock/testing/fault_hook.h), and a Session that uses one.
 //  * ScriptedHook - every request is shown to an action; its decision (or pass) is the request's
-//    fate; it records every request it saw.
-//  * OneShotHook - only the first request the action decides on gets that decision (a decision
-//    of pass() still counts as the one, for actions that act on the side).
+//    fate; it records every request it saw, and fired() tells whether the action has decided on
+//    one. Without an action it passes everything: a hook that only records and counts.
+//  * OneShotHook - a ScriptedHook whose action decides once: only the first request it decides on
+//    gets that decision, every later request passes without being shown to it (a decision of
+//    pass() still counts as the one, for actions that act on the side). The action is called by
+//    one request at a time.
+//  * fault_on(op, part, decision) - the action of the usual fault: `decision` for requests of `op`
+//    whose path contains `part`.
+//  * scripted_session, one_shot_session - a Session with either hook; FaultedSession - one test's
+//    lock path on the shared server and a session with a OneShotHook, the start of many a fault
+//    test.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -15,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "test_env.h"
 #include "zklock/session.h"
 #include "zklock/testing/fault_hook.h"
 
@@ -25,7 +35,7 @@ using HookAction = std::function<std::optional<FaultDecision>(Operation, std::st
 class ScriptedHook : public FaultHook {
  public:
   using Action = HookAction;
-  explicit ScriptedHook(Action action) : action_(std::move(action)) {}
+  explicit ScriptedHook(Action action = nullptr) : ScriptedHook(std::move(action), false) {}
   FaultDecision on_request(Operation op, std::string_view path) override {
     Action action;
     {
@@ -33,8 +43,16 @@ class ScriptedHook : public FaultHook {
       seen_.emplace_back(op, std::string(path));
       action = action_;
     }
-    const std::optional<FaultDecision> d = action ? action(op, path) : std::nullopt;
-    return d ? *d : FaultDecision::pass();
+    if (!action) return FaultDecision::pass();
+    std::unique_lock once(once_mutex_, std::defer_lock);
+    if (once_) {
+      once.lock();
+      if (fired_) return FaultDecision::pass();
+    }
+    const std::optional<FaultDecision> d = action(op, path);
+    if (!d) return FaultDecision::pass();
+    fired_ = true;
+    return *d;
   }
   std::vector<std::pair<Operation, std::string>> seen() const {
     std::lock_guard lock(mutex_);
@@ -46,37 +64,37 @@ class ScriptedHook : public FaultHook {
     for (const auto& s : seen_) n += s.first == op;
     return n;
   }
+  bool fired() const { return fired_; }
+
+ protected:
+  ScriptedHook(Action action, bool once) : once_(once), action_(std::move(action)) {}
 
  private:
+  const bool once_;
+  std::mutex once_mutex_;  // a OneShotHook's action runs for one request at a time
+  std::atomic<bool> fired_{false};
   mutable std::mutex mutex_;
   Action action_;
   std::vector<std::pair<Operation, std::string>> seen_;
 };
 
-class OneShotHook : public FaultHook {
+class OneShotHook : public ScriptedHook {
  public:
-  using Action = HookAction;
-  explicit OneShotHook(Action action) : action_(std::move(action)) {}
-  FaultDecision on_request(Operation op, std::string_view path) override {
-    std::lock_guard lock(mutex_);
-    if (fired_) return FaultDecision::pass();
-    std::optional<FaultDecision> d = action_(op, path);
-    if (!d) return FaultDecision::pass();
-    fired_ = true;
-    return *d;
-  }
-  bool fired() const {
-    std::lock_guard lock(mutex_);
-    return fired_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  bool fired_ = false;
-  Action action_;
+  explicit OneShotHook(Action action) : ScriptedHook(std::move(action), true) {}
 };
 
-// A Session each of whose requests is first shown to `action`; `hook` keeps what it saw.
+// `decision` for each request of `op` whose path contains `part` ("" : any path).
+inline HookAction fault_on(Operation op, std::string part, FaultDecision decision) {
+  return [op, part = std::move(part), decision](
+             Operation o, std::string_view p) -> std::optional<FaultDecision> {
+    if (o != op || p.find(part) == std::string_view::npos) return std::nullopt;
+    return decision;
+  };
+}
+
+// A Session each of whose requests is first shown to `action` (scripted_session: a
+// ScriptedHook), or whose first request that `action` decides on gets that decision
+// (one_shot_session: a OneShotHook); `hook` keeps what it saw.
 struct ScriptedSession {
   std::shared_ptr<ScriptedHook> hook;
   std::unique_ptr<Session> session;
@@ -85,5 +103,27 @@ inline ScriptedSession scripted_session(const SessionOptions& options, HookActio
   auto hook = std::make_shared<ScriptedHook>(std::move(action));
   return {hook, open_session(options, hook)};
 }
+inline ScriptedSession one_shot_session(const SessionOptions& options, HookAction action) {
+  auto hook = std::make_shared<OneShotHook>(std::move(action));
+  return {hook, open_session(options, hook)};
+}
+
+// One test's new lock path on the shared server (unique_path(stem)), and a session there whose
+// first request that `fault` decides on gets that decision, every other passing
+// (one_shot_session): `hook` keeps what the session sent and tells whether the fault fired.
+struct FaultedSession {
+  FaultedSession(const std::string& stem, HookAction fault)
+      : server(shared_server()),
+        path(unique_path(stem)),
+        scripted(one_shot_session(options_for(server.connect), std::move(fault))),
+        hook(*scripted.hook),
+        session(*scripted.session) {}
+
+  const ServerRef server;
+  const std::string path;
+  const ScriptedSession scripted;
+  ScriptedHook& hook;
+  Session& session;
+};
 
 }  // namespace zklock::testing

@@ -16,18 +16,21 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "held_lock.h"
 #include "scripted_hook.h"
 #include "support/fault_proxy.h"
 #include "support/four_letter_words.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
@@ -162,52 +165,33 @@ bool no_watches_at(int port, const std::string& path) {
   return using_external_server() || child_watch_count(port) == 0;
 }
 
-// A thread of its own running acquire().
-class LeaseWaiter {
- public:
-  explicit LeaseWaiter(Semaphore& sem) {
-    thread_ = std::thread([this, &sem] {
-      try {
-        Lease lease = sem.acquire();
-        acquired_at_ = Clock::now();
-        std::lock_guard lock(mutex_);
-        lease_ = std::move(lease);
-        acquired_ = true;
-      } catch (const CancelledError&) {
-        cancelled_ = true;
-      } catch (const std::exception& e) {
-        std::lock_guard lock(mutex_);
-        error_ = e.what();
-        failed_ = true;
-      }
-      done_ = true;
-    });
-  }
-  ~LeaseWaiter() { join(); }
-  void join() {
-    if (thread_.joinable()) thread_.join();
-  }
-  bool done() const { return done_; }
-  bool acquired() const { return acquired_; }
-  bool cancelled() const { return cancelled_; }
-  bool failed() const { return failed_; }
-  std::string error() const {
-    std::lock_guard lock(mutex_);
-    return error_;
-  }
-  Clock::time_point acquired_at() const { return acquired_at_; }
-  void release() {
-    std::lock_guard lock(mutex_);
-    lease_.release();
-  }
+// Once the waiters of `held` have gone (as `s` sees it): only the holder's lease node is left,
+// no node in the internal lock's queue, no watch.
+bool only_the_holders_lease_left(Session& s, const HeldLease& held) {
+  return children_of(s, held.path + "/leases").size() == 1 &&
+         children_of(s, held.path + "/locks").empty() && no_watches_at(held.server.port, held.path);
+}
 
- private:
-  std::atomic<bool> done_{false}, acquired_{false}, cancelled_{false}, failed_{false};
-  Clock::time_point acquired_at_{};
-  mutable std::mutex mutex_;
-  Lease lease_;
-  std::string error_;
-  std::thread thread_;
+// The Lease a LeaseWaiter acquired, kept until release(). A base of its own, ahead of the
+// Waiter: it exists before the waiter's thread starts and outlives it.
+struct KeptLease {
+  std::mutex mutex;
+  Lease lease;
+};
+
+// acquire() on a thread of its own (a Waiter); the Lease it gets is kept until release().
+class LeaseWaiter : private KeptLease, public Waiter {
+ public:
+  explicit LeaseWaiter(Semaphore& sem)
+      : Waiter([this, &sem] {
+          Lease got = sem.acquire();
+          std::lock_guard lock(mutex);
+          lease = std::move(got);
+        }) {}
+  void release() {
+    std::lock_guard lock(mutex);
+    lease.release();
+  }
 };
 
 // ---- Arguments and the stored count.
@@ -433,22 +417,18 @@ TEST(SemaphoreTest, KilledHolderProcessFreesItsLease) {
 // ---- No herd.
 
 TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
-  auto server = shared_server();
-  const std::string path = unique_path("herd");
-  Session hs(options_for(server.connect));
-  Semaphore holder(hs, path, 1);
-  Lease lease = holder.acquire();
+  HeldLease held("herd");
   constexpr int kWaiters = 3;
   // Destroyed in reverse: the Semaphores (cancelling whoever still waits), then the waiters.
   std::vector<std::unique_ptr<Session>> sessions;
   std::vector<std::unique_ptr<LeaseWaiter>> waiters;
   std::vector<std::unique_ptr<Semaphore>> sems;
   for (int i = 0; i < kWaiters; ++i) {
-    sessions.push_back(std::make_unique<Session>(options_for(server.connect)));
-    sems.push_back(std::make_unique<Semaphore>(*sessions.back(), path, 1));
+    sessions.push_back(std::make_unique<Session>(options_for(held.server.connect)));
+    sems.push_back(std::make_unique<Semaphore>(*sessions.back(), held.path, 1));
     waiters.push_back(std::make_unique<LeaseWaiter>(*sems.back()));
   }
-  const std::string leases = path + "/leases";
+  const std::string leases = held.path + "/leases";
 
   for (int round = 0; round < kWaiters; ++round) {
     // Everyone still waiting is queued: one holds the internal lock (and has its lease node),
@@ -456,18 +436,20 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
     const std::size_t waiting = static_cast<std::size_t>(kWaiters - round);
     ASSERT_TRUE(wait_until(
         [&] {
-          return children_of(hs, path + "/locks").size() == waiting &&
-                 children_of(hs, leases).size() == 2 && child_watch_count(server.port) == 1;
+          return children_of(held.holder_session, held.path + "/locks").size() == waiting &&
+                 children_of(held.holder_session, leases).size() == 2 &&
+                 child_watch_count(held.server.port) == 1;
         },
         10s))
-        << "round " << round << ": " << children_of(hs, path + "/locks").size() << " queued, "
-        << children_of(hs, leases).size() << " lease nodes, " << child_watch_count(server.port)
-        << " child watches on the server";
+        << "round " << round << ": "
+        << children_of(held.holder_session, held.path + "/locks").size() << " queued, "
+        << children_of(held.holder_session, leases).size() << " lease nodes, "
+        << child_watch_count(held.server.port) << " child watches on the server";
     // The other waiters each watch one predecessor's lock node (data watches), never the leases.
-    EXPECT_EQ(watches_under(server.port, leases).size(), 0u);
+    EXPECT_EQ(watches_under(held.server.port, leases).size(), 0u);
     // Release the current lease: exactly one waiter gets in.
     if (round == 0) {
-      lease.release();
+      held.lease.release();
     } else {
       for (auto& w : waiters) {
         if (w->acquired()) w->release();
@@ -481,116 +463,88 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
         10s));
   }
   for (auto& w : waiters) w->release();
-  EXPECT_TRUE(wait_until([&] { return children_of(hs, leases).empty(); }, 10s));
-  EXPECT_TRUE(wait_until([&] { return no_watches_at(server.port, path); }, 10s));
+  EXPECT_TRUE(wait_until([&] { return children_of(held.holder_session, leases).empty(); }, 10s));
+  EXPECT_TRUE(wait_until([&] { return no_watches_at(held.server.port, held.path); }, 10s));
 }
 
 // ---- Lost replies.
 
 TEST(SemaphoreTest, LostLeaseCreateReplyIsAdoptedNotDuplicated) {
-  auto server = shared_server();
-  const std::string path = unique_path("lostcreate");
-  auto hook = std::make_shared<OneShotHook>(
-      [](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        if (op != Operation::kCreate || p.find("-lease-") == std::string_view::npos)
-          return std::nullopt;
-        return FaultDecision::lose_reply(Errc::connection_loss);
-      });
-  auto s = open_session(options_for(server.connect), hook);
-  Semaphore sem(*s, path, 2);
+  FaultedSession f("lostcreate", fault_on(Operation::kCreate, "-lease-",
+                                          FaultDecision::lose_reply(Errc::connection_loss)));
+  Semaphore sem(f.session, f.path, 2);
   Lease lease = sem.acquire();  // the create happened on the server; its reply was "lost"
-  EXPECT_TRUE(hook->fired());
-  const auto kids = children_of(*s, path + "/leases");
+  EXPECT_TRUE(f.hook.fired());
+  const auto kids = children_of(f.session, f.path + "/leases");
   ASSERT_EQ(kids.size(), 1u) << "an orphan or a duplicate lease node was left";
-  EXPECT_EQ(path + "/leases/" + kids[0], lease.acquisition().node_path);
+  EXPECT_EQ(f.path + "/leases/" + kids[0], lease.acquisition().node_path);
   EXPECT_EQ(lease.state(), LockState::kHeld);
   lease.release();
-  EXPECT_TRUE(wait_until([&] { return children_of(*s, path + "/leases").empty(); }, 5s));
+  EXPECT_TRUE(wait_until([&] { return children_of(f.session, f.path + "/leases").empty(); }, 5s));
 }
 
 TEST(SemaphoreTest, LostReleaseReplyIsSentAgain) {
-  auto server = shared_server();
-  const std::string path = unique_path("lostdelete");
-  auto hook = std::make_shared<OneShotHook>(
-      [](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        if (op != Operation::kDelete || p.find("-lease-") == std::string_view::npos)
-          return std::nullopt;
-        return FaultDecision::fail_before_send(Errc::connection_loss);
-      });
-  auto s = open_session(options_for(server.connect), hook);
-  Semaphore sem(*s, path, 1);
+  FaultedSession f("lostdelete", fault_on(Operation::kDelete, "-lease-",
+                                          FaultDecision::fail_before_send(Errc::connection_loss)));
+  Semaphore sem(f.session, f.path, 1);
   Lease lease = sem.acquire();
   lease.release();  // noexcept; its delete "fails" on a connection loss and is sent again
-  EXPECT_TRUE(hook->fired());
-  EXPECT_TRUE(wait_until([&] { return children_of(*s, path + "/leases").empty(); }, 5s));
+  EXPECT_TRUE(f.hook.fired());
+  EXPECT_TRUE(wait_until([&] { return children_of(f.session, f.path + "/leases").empty(); }, 5s));
   EXPECT_TRUE(sem.try_acquire_for(5s));
 }
 
 // ---- Nothing left behind.
 
 TEST(SemaphoreTest, TryAcquireForTimesOutAndLeavesNoNodeAndNoWatch) {
-  auto server = shared_server();
-  const std::string path = unique_path("timeout");
-  Session hs(options_for(server.connect)), ws(options_for(server.connect));
-  Semaphore holder(hs, path, 1), waiter(ws, path, 1);
-  Lease lease = holder.acquire();
+  HeldLease held("timeout");
+  Session ws(options_for(held.server.connect));
+  Semaphore waiter(ws, held.path, 1);
   const auto start = Clock::now();
   auto none = waiter.try_acquire_for(500ms);
   EXPECT_FALSE(none);
   EXPECT_GE(Clock::now() - start, 500ms);
   EXPECT_FALSE(waiter.try_acquire());
   EXPECT_FALSE(waiter.try_acquire_for(0ms));
-  EXPECT_TRUE(wait_until(
-      [&] {
-        return children_of(ws, path + "/leases").size() == 1 &&
-               children_of(ws, path + "/locks").empty() && no_watches_at(server.port, path);
-      },
-      10s))
-      << children_of(ws, path + "/leases").size() << " leases, "
-      << children_of(ws, path + "/locks").size() << " lock nodes, "
-      << watches_under(server.port, path).size() << " watched paths, "
-      << child_watch_count(server.port) << " child watches";
-  lease.release();
+  EXPECT_TRUE(wait_until([&] { return only_the_holders_lease_left(ws, held); }, 10s))
+      << children_of(ws, held.path + "/leases").size() << " leases, "
+      << children_of(ws, held.path + "/locks").size() << " lock nodes, "
+      << watches_under(held.server.port, held.path).size() << " watched paths, "
+      << child_watch_count(held.server.port) << " child watches";
+  held.lease.release();
   auto got = waiter.try_acquire_for(10s);
   ASSERT_TRUE(got);
   got->release();
   EXPECT_TRUE(wait_until(
-      [&] { return children_of(ws, path + "/leases").empty() && no_watches_at(server.port, path); },
+      [&] {
+        return children_of(ws, held.path + "/leases").empty() &&
+               no_watches_at(held.server.port, held.path);
+      },
       10s));
 }
 
 TEST(SemaphoreTest, CancelWakesWaitersInTheLockQueueAndInTheLeasePhase) {
-  auto server = shared_server();
-  const std::string path = unique_path("cancel");
-  Session hs(options_for(server.connect)), ws(options_for(server.connect));
-  Semaphore holder(hs, path, 1), waiter(ws, path, 1);
-  Lease lease = holder.acquire();
+  HeldLease held("cancel");
+  Session ws(options_for(held.server.connect));
+  Semaphore waiter(ws, held.path, 1);
   // Two threads on one Semaphore: one holds the internal lock (lease phase), one waits its turn.
   LeaseWaiter first(waiter), second(waiter);
-  ASSERT_TRUE(wait_until([&] { return children_of(ws, path + "/leases").size() == 2; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return children_of(ws, held.path + "/leases").size() == 2; }, 10s));
   waiter.cancel();
   ASSERT_TRUE(wait_until([&] { return first.done() && second.done(); }, 10s));
   EXPECT_TRUE(first.cancelled()) << first.error();
   EXPECT_TRUE(second.cancelled()) << second.error();
-  EXPECT_TRUE(wait_until(
-      [&] {
-        return children_of(ws, path + "/leases").size() == 1 &&
-               children_of(ws, path + "/locks").empty() && no_watches_at(server.port, path);
-      },
-      10s));
+  EXPECT_TRUE(wait_until([&] { return only_the_holders_lease_left(ws, held); }, 10s));
   // Later calls are not affected.
-  lease.release();
+  held.lease.release();
   auto got = waiter.try_acquire_for(10s);
   EXPECT_TRUE(got);
 }
 
 TEST(SemaphoreTest, DestroyingTheSemaphoreCancelsWaitingThreads) {
-  auto server = shared_server();
-  const std::string path = unique_path("destroy");
-  Session hs(options_for(server.connect)), ws(options_for(server.connect));
-  Semaphore holder(hs, path, 1);
-  Lease lease = holder.acquire();
-  auto waiter = std::make_unique<Semaphore>(ws, path, 1);
+  HeldLease held("destroy");
+  Session ws(options_for(held.server.connect));
+  auto waiter = std::make_unique<Semaphore>(ws, held.path, 1);
   std::atomic<int> cancelled{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 3; ++i) {
@@ -602,37 +556,29 @@ TEST(SemaphoreTest, DestroyingTheSemaphoreCancelsWaitingThreads) {
       }
     });
   }
-  ASSERT_TRUE(wait_until([&] { return children_of(ws, path + "/leases").size() == 2; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return children_of(ws, held.path + "/leases").size() == 2; }, 10s));
   waiter.reset();  // returns once every thread has left the object
   for (auto& t : threads) t.join();
   EXPECT_EQ(cancelled.load(), 3);
-  EXPECT_TRUE(wait_until(
-      [&] {
-        return children_of(ws, path + "/leases").size() == 1 &&
-               children_of(ws, path + "/locks").empty() && no_watches_at(server.port, path);
-      },
-      10s));
+  EXPECT_TRUE(wait_until([&] { return only_the_holders_lease_left(ws, held); }, 10s));
 }
 
 TEST(SemaphoreTest, ClosingTheSessionFailsWaitersAndLosesLeases) {
-  auto server = shared_server();
-  const std::string path = unique_path("close");
-  Session hs(options_for(server.connect));
-  Semaphore holder(hs, path, 1);
-  Lease lease = holder.acquire();
-  auto ws = std::make_unique<Session>(options_for(server.connect));
-  Semaphore waiter(*ws, path, 1);
+  HeldLease held("close");
+  auto ws = std::make_unique<Session>(options_for(held.server.connect));
+  Semaphore waiter(*ws, held.path, 1);
   LeaseWaiter w(waiter);
-  ASSERT_TRUE(wait_until([&] { return children_of(hs, path + "/leases").size() == 2; }, 10s));
+  ASSERT_TRUE(wait_until(
+      [&] { return children_of(held.holder_session, held.path + "/leases").size() == 2; }, 10s));
   ws->close();
   ASSERT_TRUE(wait_until([&] { return w.done(); }, 10s));
   EXPECT_TRUE(w.failed());
   EXPECT_NE(w.error().find("closed"), std::string::npos) << w.error();
-  hs.close();
-  EXPECT_EQ(lease.state(), LockState::kLost);
-  EXPECT_THROW((void)holder.acquire(), ClosedError);
-  Session check(options_for(server.connect));
-  EXPECT_TRUE(wait_until([&] { return children_of(check, path + "/leases").empty(); }, 10s));
+  held.holder_session.close();
+  EXPECT_EQ(held.lease.state(), LockState::kLost);
+  EXPECT_THROW((void)held.holder.acquire(), ClosedError);
+  Session check(options_for(held.server.connect));
+  EXPECT_TRUE(wait_until([&] { return children_of(check, held.path + "/leases").empty(); }, 10s));
 }
 
 }  // namespace
@@ -648,24 +594,22 @@ TEST(SemaphoreTest, ASemaphoreDestroyedWhileItsInternalLockDeleteFailsStillDelet
   if (using_external_server()) GTEST_SKIP() << "freezes its own server";
   auto server = ZkServer::start();
   const std::string path = unique_path("sem-destroyed-in-blip");
-  std::atomic<bool> failed{false};
   // The internal lock's delete is sent into a frozen server, and fails with the connection.
-  auto scripted = scripted_session(
-      options_for(server->connect_string(), 6000ms),
-      [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
-        if (op == Operation::kDelete && p.find("/locks/") != p.npos && !failed.exchange(true)) {
-          server->freeze();
-          return FaultDecision::fail_before_send(Errc::connection_loss);
-        }
-        return std::nullopt;
-      });
+  auto scripted =
+      one_shot_session(options_for(server->connect_string(), 6000ms),
+                       [&](Operation op, std::string_view p) -> std::optional<FaultDecision> {
+                         if (op != Operation::kDelete || p.find("/locks/") == p.npos)
+                           return std::nullopt;
+                         server->freeze();
+                         return FaultDecision::fail_before_send(Errc::connection_loss);
+                       });
   Session& s = *scripted.session;
   std::optional<Lease> lease;
   {
     Semaphore sem(s, path, 2);
     lease = sem.acquire();
   }
-  ASSERT_TRUE(failed.load());
+  ASSERT_TRUE(scripted.hook->fired());
   ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
   server->thaw();
   ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 10s));

@@ -3,8 +3,9 @@
 #include <atomic>
 #include <mutex>
 
-#include "mutex_waiter.h"
+#include "scripted_hook.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
@@ -145,18 +146,13 @@ TEST(SessionAclTest, AnAclNamingTheCreatorNeedsCredentials) {
 // with NotAuthorizedError - so the refusal is injected where the C client reports it.)
 TEST(SessionAclTest, RefusedCredentialsAreNotAuthorizedAtConstruction) {
   auto server = shared_server();
-  class RefuseAuth : public FaultHook {
-   public:
-    FaultDecision on_request(Operation op, std::string_view) override {
-      return op == Operation::kAddAuth ? FaultDecision::fail_before_send(Errc::auth_failed)
-                                       : FaultDecision::pass();
-    }
-  };
+  auto refuse_auth = std::make_shared<ScriptedHook>(
+      fault_on(Operation::kAddAuth, "", FaultDecision::fail_before_send(Errc::auth_failed)));
   SessionOptions o = with_credentials(options_for(server.connect), "app", "secret");
   o.connect_timeout = 10s;
   const auto start = std::chrono::steady_clock::now();
   try {
-    open_session(o, std::make_shared<RefuseAuth>());
+    open_session(o, refuse_auth);
     ADD_FAILURE() << "the Session was opened with refused credentials";
   } catch (const NotAuthorizedError& e) {
     EXPECT_EQ(e.errc(), Errc::auth_failed) << e.what();

@@ -11,8 +11,14 @@
 namespace zklock::testing {
 namespace {
 
+// What a Session writes to its log sink, kept for the test to read.
 class CapturedLog {
  public:
+  // `o`, its log going here.
+  SessionOptions into(SessionOptions o) {
+    o.log_sink = sink();
+    return o;
+  }
   LogSink sink() {
     return [this](LogLevel level, std::string_view line) {
       std::lock_guard lock(mutex_);
@@ -42,10 +48,8 @@ class CapturedLog {
 TEST(SessionConsoleTest, AHealthyStartAndCloseWriteNothing) {
   auto server = shared_server();
   CapturedLog log;
-  SessionOptions o = options_for(server.connect);
-  o.log_sink = log.sink();
   {
-    Session s(o);
+    Session s(log.into(options_for(server.connect)));
     Mutex m(s, unique_path("quiet"));
     m.lock();
     m.unlock();
@@ -57,9 +61,7 @@ TEST(SessionConsoleTest, ADisconnectIsOneLineWhenItHappensAndOneWhenItEnds) {
   auto server = shared_server();
   auto proxy = FaultProxy::start("127.0.0.1", server.port);
   CapturedLog log;
-  SessionOptions o = options_for(proxy->connect_string(), 3000ms);
-  o.log_sink = log.sink();
-  Session s(o);
+  Session s(log.into(options_for(proxy->connect_string(), 3000ms)));
   proxy->blackhole();
   ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
   proxy->heal(Heal::kResetDamaged);
@@ -74,8 +76,7 @@ TEST(SessionConsoleTest, AnUnreachableServerDoesNotFloodTheLogAtInfo) {
   auto server = shared_server();
   auto proxy = FaultProxy::start("127.0.0.1", server.port);
   CapturedLog log;
-  SessionOptions o = options_for(proxy->connect_string(), 4000ms);
-  o.log_sink = log.sink();
+  SessionOptions o = log.into(options_for(proxy->connect_string(), 4000ms));
   o.log_level = LogLevel::kInfo;
   Session s(o);
   const std::size_t before = log.lines().size();

@@ -11,15 +11,15 @@
 #include <chrono>
 #include <thread>
 
-#include "mutex_waiter.h"
+#include "lost_reports.h"
 #include "scripted_hook.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kTimeout = 10000ms;
@@ -50,14 +50,8 @@ Handover run(bool busy_listener) {
       if (e.state == SessionState::kLost) std::this_thread::sleep_for(1s);
     });
   }
-  std::atomic<std::int64_t> told_ns{0};
-  MutexOptions mo;
-  mo.on_state_change = [&](LockState s, const Acquisition&) {
-    if (s == LockState::kLost && told_ns == 0) {
-      told_ns = Clock::now().time_since_epoch().count();
-    }
-  };
-  Mutex holder(*scripted.session, path, mo);
+  LostReports lost;
+  Mutex holder(*scripted.session, path, lost.options());
   holder.lock();
   held = true;
 
@@ -66,13 +60,13 @@ Handover run(bool busy_listener) {
   Waiter waiter(waiting);
   EXPECT_TRUE(wait_until([&] { return lock_children(other, path).size() == 2; }, 10s));
   // Lost comes about T - m after the last confirmation; allow 3 T for everything.
-  wait_until([&] { return told_ns != 0 && waiter.acquired(); }, 3 * kTimeout);
+  wait_until([&] { return lost.told() && waiter.acquired(); }, 3 * kTimeout);
   Handover h;
-  h.told = told_ns != 0;
+  h.told = lost.told();
   h.taken = waiter.acquired();
   if (h.told && h.taken) {
-    h.told_to_taken = std::chrono::duration_cast<milliseconds>(
-        waiter.acquired_at() - Clock::time_point(Clock::duration(told_ns.load())));
+    h.told_to_taken =
+        std::chrono::duration_cast<milliseconds>(waiter.acquired_at() - lost.told_at());
   }
   if (waiter.acquired()) waiting.unlock();
   return h;

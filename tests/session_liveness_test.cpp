@@ -3,12 +3,12 @@
 // counts, so heartbeats carry a sync), and the forced reconnects while a connection is silent.
 // The kernel-made faults (a follower cut from its leader, blips with real TCP) are in
 // tests/netfaults.
-#include <array>
 #include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "scripted_hook.h"
 #include "support/fault_proxy.h"
 #include "support/zk_ensemble.h"
 #include "test_env.h"
@@ -18,22 +18,10 @@
 namespace zklock::testing {
 namespace {
 
-class CountingHook : public FaultHook {
- public:
-  FaultDecision on_request(Operation op, std::string_view) override {
-    counts_[static_cast<std::size_t>(op)].fetch_add(1);
-    return FaultDecision::pass();
-  }
-  int count(Operation op) const { return counts_[static_cast<std::size_t>(op)].load(); }
-
- private:
-  std::array<std::atomic<int>, 16> counts_{};
-};
-
 TEST(SessionLivenessTest, AStandaloneServerIsHeartbeatWithPlainReads) {
   auto server = shared_server();
   if (using_external_server()) GTEST_SKIP() << "the external server may be an ensemble";
-  auto hook = std::make_shared<CountingHook>();
+  auto hook = std::make_shared<ScriptedHook>();
   auto session = open_session(options_for(server.connect, 2000ms), hook);
   // Heartbeats every T/10 = 200 ms on an idle session.
   ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kExists) >= 5; }, 10s));
@@ -45,7 +33,7 @@ TEST(SessionLivenessTest, AStandaloneServerIsHeartbeatWithPlainReads) {
 TEST(SessionLivenessTest, AnEnsembleIsHeartbeatThroughTheLeader) {
   if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
   auto ensemble = ZkEnsemble::start(3);
-  auto hook = std::make_shared<CountingHook>();
+  auto hook = std::make_shared<ScriptedHook>();
   // Connected to one follower: only answers that went through the leader keep the session alive.
   int follower = -1;
   for (int i = 0; i < ensemble->size() && follower < 0; ++i) {
@@ -83,7 +71,7 @@ TEST(SessionLivenessTest, AChrootedEnsembleIsHeartbeatThroughTheLeader) {
     ASSERT_TRUE(parents.try_lock_for(5s));
     parents.unlock();
   }
-  auto hook = std::make_shared<CountingHook>();
+  auto hook = std::make_shared<ScriptedHook>();
   auto session =
       open_session(options_for(ensemble->node_connect_string(follower) + chroot, 4000ms), hook);
   ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kSync) >= 5; }, 15s))
@@ -105,7 +93,7 @@ TEST(SessionLivenessTest, AChrootedStandaloneServerIsHeartbeatWithPlainReads) {
     ASSERT_TRUE(parents.try_lock_for(5s));
     parents.unlock();
   }
-  auto hook = std::make_shared<CountingHook>();
+  auto hook = std::make_shared<ScriptedHook>();
   auto session = open_session(options_for(server.connect + chroot, 2000ms), hook);
   ASSERT_TRUE(wait_until([&] { return hook->count(Operation::kExists) >= 5; }, 10s));
   EXPECT_LE(hook->count(Operation::kSync), 1);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <thread>
 
+#include "lost_reports.h"
 #include "test_env.h"
 #include "zklock/zklock.h"
 
@@ -82,23 +83,17 @@ TEST(SessionResolverTest, ASlowResolverDoesNotDelayLost) {
   if (using_external_server()) GTEST_SKIP() << "freezes its own server";
   auto server = ZkServer::start();
   Session s(options_for("localhost:" + std::to_string(server->port()), 6000ms));
-  std::atomic<std::int64_t> told_ns{0};
-  MutexOptions mo;
-  mo.on_state_change = [&](LockState state, const Acquisition&) {
-    if (state == LockState::kLost && told_ns == 0)
-      told_ns = Clock::now().time_since_epoch().count();
-  };
-  Mutex m(s, unique_path("slow-dns-lost"), mo);
+  LostReports lost;
+  Mutex m(s, unique_path("slow-dns-lost"), lost.options());
   m.lock();
   SlowDns slow;
   server->freeze();
   // Once Suspended nothing more can be confirmed: the deadline stands.
   ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, 10s));
   const auto deadline = s.lost_deadline();
-  ASSERT_TRUE(wait_until([&] { return told_ns != 0; }, 30s)) << "never told Lost";
+  ASSERT_TRUE(wait_until([&] { return lost.told(); }, 30s)) << "never told Lost";
   server->thaw();
-  const Clock::time_point told{Clock::duration(told_ns.load())};
-  const auto late = std::chrono::duration_cast<milliseconds>(told - deadline);
+  const auto late = std::chrono::duration_cast<milliseconds>(lost.told_at() - deadline);
   EXPECT_LE(late, 500ms) << "told Lost " << late.count() << " ms after the deadline ("
                          << slow_lookups.load() << " slow lookups)";
 }

@@ -2,37 +2,16 @@
 // client refuses on the spot, and session timeouts the server will not grant.
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
 #include "run_with_deadline.h"
+#include "scripted_hook.h"
 #include "test_env.h"
 #include "zklock/testing/fault_hook.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
 namespace {
-
-// Fails the first request of kind `op` on `path` before it is sent, with `code` - as the C client
-// does when it refuses a request synchronously (ZINVALIDSTATE after an expiry, ZCLOSING...).
-class RefuseFirst : public FaultHook {
- public:
-  RefuseFirst(Operation op, std::string path, Errc code)
-      : op_(op), path_(std::move(path)), code_(code) {}
-  FaultDecision on_request(Operation op, std::string_view path) override {
-    std::lock_guard lock(mutex_);
-    if (fired_ || op != op_ || path != path_) return FaultDecision::pass();
-    fired_ = true;
-    return FaultDecision::fail_before_send(code_);
-  }
-
- private:
-  std::mutex mutex_;
-  bool fired_ = false;
-  const Operation op_;
-  const std::string path_;
-  const Errc code_;
-};
 
 // Issue 12, item 6: the heartbeat is sent with the session's lock held; a refusal completed on the
 // same thread used to re-take that lock and hang the constructor (and close()) for ever.
@@ -41,9 +20,15 @@ TEST(SessionRobustnessTest, ARequestRefusedOnTheSpotDoesNotHangTheSession) {
   auto server = shared_server();
   const bool opened_connected = run_with_deadline(
       [&] {
-        auto session = open_session(
+        // The first heartbeat (exists on "/") is refused before it is sent, as the C client
+        // refuses a request synchronously (ZINVALIDSTATE after an expiry, ZCLOSING...).
+        auto scripted = one_shot_session(
             options_for(server.connect),
-            std::make_shared<RefuseFirst>(Operation::kExists, "/", Errc::invalid_state));
+            [](Operation op, std::string_view path) -> std::optional<FaultDecision> {
+              if (op != Operation::kExists || path != "/") return std::nullopt;
+              return FaultDecision::fail_before_send(Errc::invalid_state);
+            });
+        auto& session = scripted.session;
         const bool connected = session->state() == SessionState::kConnected;
         session->close();
         return connected;

@@ -2,53 +2,19 @@
 // one release wakes only those who can enter, downgrade and upgrade, and nothing left behind.
 #include <algorithm>
 #include <atomic>
-#include <functional>
-#include <mutex>
+#include <memory>
 #include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "lost_reports.h"
 #include "test_env.h"
+#include "waiter.h"
 #include "zklock/zklock.h"
 
 namespace zklock::testing {
 namespace {
-
-// A blocking lock call on a thread of its own: lock() or lock_shared() of one SharedMutex.
-class LockCall {
- public:
-  enum class Mode { kRead, kWrite };
-  LockCall(SharedMutex& m, Mode mode) : mutex_(m) {
-    thread_ = std::thread([this, mode] {
-      try {
-        mode == Mode::kRead ? mutex_.lock_shared() : mutex_.lock();
-        acquired_ = true;
-      } catch (const std::exception& e) {
-        std::lock_guard lock(error_mutex_);
-        error_ = e.what();
-        failed_ = true;
-      }
-    });
-  }
-  ~LockCall() { thread_.join(); }
-  LockCall(const LockCall&) = delete;
-  LockCall& operator=(const LockCall&) = delete;
-  bool acquired() const { return acquired_; }
-  bool failed() const { return failed_; }
-  std::string error() const {
-    std::lock_guard lock(error_mutex_);
-    return error_;
-  }
-
- private:
-  SharedMutex& mutex_;
-  std::atomic<bool> acquired_{false}, failed_{false};
-  mutable std::mutex error_mutex_;
-  std::string error_;
-  std::thread thread_;
-};
-using Mode = LockCall::Mode;
 
 // One contender per session, as separate processes would be.
 struct Contender {
@@ -131,13 +97,13 @@ TEST(SharedMutexTest, MixedQueueIsServedInArrivalOrder) {
   Contender w1(server.connect, path), r1(server.connect, path), w2(server.connect, path),
       r2(server.connect, path), r3(server.connect, path);
   w1.mutex.lock();
-  LockCall r1_call(r1.mutex, Mode::kRead);
+  Waiter r1_call([&] { r1.mutex.lock_shared(); });
   ASSERT_TRUE(queued(observer, path, 2));
-  LockCall w2_call(w2.mutex, Mode::kWrite);
+  Waiter w2_call([&] { w2.mutex.lock(); });
   ASSERT_TRUE(queued(observer, path, 3));
-  LockCall r2_call(r2.mutex, Mode::kRead);
+  Waiter r2_call([&] { r2.mutex.lock_shared(); });
   ASSERT_TRUE(queued(observer, path, 4));
-  LockCall r3_call(r3.mutex, Mode::kRead);
+  Waiter r3_call([&] { r3.mutex.lock_shared(); });
   ASSERT_TRUE(queued(observer, path, 5));
 
   std::vector<std::string> kinds;
@@ -177,9 +143,9 @@ TEST(SharedMutexTest, AReaderNeverWaitsForALaterWriter) {
   Session observer(options_for(server.connect));
   Contender w1(server.connect, path), r(server.connect, path), w2(server.connect, path);
   w1.mutex.lock();
-  LockCall r_call(r.mutex, Mode::kRead);
+  Waiter r_call([&] { r.mutex.lock_shared(); });
   ASSERT_TRUE(queued(observer, path, 2));
-  LockCall w2_call(w2.mutex, Mode::kWrite);
+  Waiter w2_call([&] { w2.mutex.lock(); });
   ASSERT_TRUE(queued(observer, path, 3));
   w1.mutex.unlock();
   ASSERT_TRUE(wait_until([&] { return r_call.acquired(); }, 10s)) << r_call.error();
@@ -202,7 +168,7 @@ TEST(SharedMutexTest, ANewReaderDoesNotOvertakeAWaitingWriter) {
   Session observer(options_for(server.connect));
   Contender r1(server.connect, path), w(server.connect, path), r2(server.connect, path);
   r1.mutex.lock_shared();
-  LockCall w_call(w.mutex, Mode::kWrite);
+  Waiter w_call([&] { w.mutex.lock(); });
   ASSERT_TRUE(queued(observer, path, 2));
   EXPECT_FALSE(r2.mutex.try_lock_shared_for(200ms));
   EXPECT_TRUE(queued(observer, path, 2));  // the timed-out reader left nothing behind
@@ -221,13 +187,13 @@ TEST(SharedMutexTest, ReadersWatchOnlyTheWriterAheadOfThem) {
       r3(server.connect, path), w2(server.connect, path);
   w.mutex.lock();
   const std::string writer_node = w.mutex.acquisition()->node_path;
-  LockCall c1(r1.mutex, Mode::kRead);
+  Waiter c1([&] { r1.mutex.lock_shared(); });
   ASSERT_TRUE(queued(observer, path, 2));
-  LockCall c2(r2.mutex, Mode::kRead);
+  Waiter c2([&] { r2.mutex.lock_shared(); });
   ASSERT_TRUE(queued(observer, path, 3));
-  LockCall c3(r3.mutex, Mode::kRead);
+  Waiter c3([&] { r3.mutex.lock_shared(); });
   ASSERT_TRUE(queued(observer, path, 4));
-  LockCall cw2(w2.mutex, Mode::kWrite);
+  Waiter cw2([&] { w2.mutex.lock(); });
   ASSERT_TRUE(queued(observer, path, 5));
   const auto nodes = lock_children(observer, path);
   // Besides the writer's node, the only watched nodes are the waiters' own (the fast path's
@@ -291,7 +257,7 @@ TEST(SharedMutexTest, DowngradeLetsReadersInAndKeepsWritersOut) {
   EXPECT_THROW((void)holder.mutex.try_downgrade(), Error);  // nothing held
   holder.mutex.lock();
   const FencingToken write_token = holder.mutex.fencing_token();
-  LockCall reader_call(reader.mutex, Mode::kRead);
+  Waiter reader_call([&] { reader.mutex.lock_shared(); });
   ASSERT_TRUE(queued(observer, path, 2));
   ASSERT_TRUE(holder.mutex.try_downgrade());
   EXPECT_TRUE(holder.mutex.owns_shared());
@@ -322,7 +288,7 @@ TEST(SharedMutexTest, DowngradeIsRefusedWhenAWriterIsQueuedBehind) {
   Contender holder(server.connect, path), writer(server.connect, path);
   holder.mutex.lock();
   const Acquisition before = *holder.mutex.acquisition();
-  LockCall writer_call(writer.mutex, Mode::kWrite);
+  Waiter writer_call([&] { writer.mutex.lock(); });
   ASSERT_TRUE(queued(observer, path, 2));
   EXPECT_FALSE(holder.mutex.try_downgrade());
   EXPECT_FALSE(holder.mutex.owns_shared());
@@ -364,16 +330,12 @@ TEST(SharedMutexTest, AHeldReadLockWhoseNodeIsDeletedIsLost) {
   auto server = shared_server();
   const std::string path = unique_path("read-lost");
   Session a(options_for(server.connect)), admin(options_for(server.connect));
-  std::atomic<int> lost{0};
-  MutexOptions options;
-  options.on_state_change = [&](LockState s, const Acquisition& acquisition) {
-    if (s == LockState::kLost && acquisition.shared) ++lost;
-  };
-  SharedMutex m(a, path, options);
+  LostReports lost;
+  SharedMutex m(a, path, lost.options(/*shared_holds_only=*/true));
   m.lock_shared();
   ASSERT_TRUE(admin.remove(m.acquisition()->node_path));
   EXPECT_TRUE(m.wait_lost_for(5s)) << m.state();
-  EXPECT_TRUE(wait_until([&] { return lost == 1; }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lost.count() == 1; }, 5s));
   EXPECT_THROW(m.commit_fenced(FencedWrite().set(path, "x")), LockLostError);
   m.unlock_shared();
 }
@@ -430,22 +392,15 @@ TEST(SharedMutexTest, DestroyingTheObjectCancelsItsWaitersAndReleases) {
   Session observer(options_for(server.connect));
   Contender writer(server.connect, path);
   writer.mutex.lock();
-  std::atomic<bool> cancelled{false};
-  std::thread waiter;
+  std::unique_ptr<Waiter> waiter;
   {
     Session s(options_for(server.connect));
     SharedMutex m(s, path);
-    waiter = std::thread([&] {
-      try {
-        m.lock_shared();
-      } catch (const CancelledError&) {
-        cancelled = true;
-      }
-    });
+    waiter = std::make_unique<Waiter>([&m] { m.lock_shared(); });
     ASSERT_TRUE(queued(observer, path, 2));
   }  // ~SharedMutex: the waiter throws and has left before this returns
-  waiter.join();
-  EXPECT_TRUE(cancelled);
+  waiter->join();
+  EXPECT_TRUE(waiter->cancelled()) << waiter->error();
   EXPECT_TRUE(queued(observer, path, 1));
   writer.mutex.unlock();
 }

@@ -16,17 +16,15 @@
 //   reader and a writer inside at once at least one sees the other's file). Someone inside who
 //   must not be: append "VIOLATION NAME", release, exit 3. Hold; delete our file; append
 //   "exit NAME <ns>"; release.
-// <ns> is System.nanoTime(), CLOCK_MONOTONIC on Linux like the other contenders' clocks, so the
-// log's timestamps are comparable across processes. LOGFILE is opened with O_APPEND and every
-// line is one write(2), so lines from different processes never interleave.
+// <ns> is System.nanoTime(): the log is ContenderSupport's (comparable times across processes,
+// lines never interleaved).
 //
 // stdout: "ready" once connected (before waiting for the start file), "queued <node name>" each
 // time our lock node has been created. The node's data is NAME (the client's default data), so
 // the test can also tell our node from the server side.
 //
 // Exit status: 0 done, 2 usage, 3 mutual exclusion violated, 4 any other failure. SIGTERM closes
-// the session first (a JVM shutdown hook), so our node goes at once instead of after the timeout.
-import java.io.FileOutputStream;
+// the session first (ContenderSupport), so our node goes at once instead of after the timeout.
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
@@ -34,47 +32,22 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.stream.Stream;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
-import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
 
 public final class CuratorContender {
-  // Waits on files (start, hold-until) poll at this interval; the overall limit keeps a forgotten
-  // contender from running forever if the test died without killing it.
-  private static final long POLL_MS = 2;
-  private static final long FILE_WAIT_LIMIT_MS = 120_000;
-
   // The stock driver (same node names, same queue order); it only reports the node it created,
   // which InterProcessMutex does not expose before acquire() returns.
   static final class ReportingDriver extends StandardLockInternalsDriver {
     @Override
     public String createsTheLock(CuratorFramework client, String path, byte[] lockNodeBytes) throws Exception {
       String ourPath = super.createsTheLock(client, path, lockNodeBytes);
-      System.out.println("queued " + ZKPaths.getNodeFromPath(ourPath));
-      System.out.flush();
+      ContenderSupport.say("queued " + ZKPaths.getNodeFromPath(ourPath));
       return ourPath;
     }
-  }
-
-  private static FileOutputStream log;
-
-  private static void append(String line) throws IOException {
-    log.write((line + "\n").getBytes(StandardCharsets.UTF_8));  // one write(2) on an O_APPEND fd
-  }
-
-  private static boolean waitForFile(Path path) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FILE_WAIT_LIMIT_MS);
-    while (!Files.exists(path)) {
-      if (System.nanoTime() > deadline) return false;
-      Thread.sleep(POLL_MS);
-    }
-    return true;
   }
 
   // True if any reader's marker (LOGFILE.reader.*) exists.
@@ -126,45 +99,23 @@ public final class CuratorContender {
     final String readerPrefix = logPath.getFileName() + ".reader.";
     final Path marker = reader ? logPath.resolveSibling(readerPrefix + name) : writerMarker;
 
-    final CuratorFramework client = CuratorFrameworkFactory.builder()
-        .connectString(connect)
-        .sessionTimeoutMs(6000)
-        .connectionTimeoutMs(5000)
-        .retryPolicy(new RetryNTimes(3, 100))
-        .defaultData(name.getBytes(StandardCharsets.UTF_8))  // our lock node's data
-        .build();
-    final AtomicBoolean closed = new AtomicBoolean(false);
-    Runnable close = () -> {
-      if (closed.compareAndSet(false, true)) client.close();
-    };
-    // SIGTERM (ChildProcess::stop) runs shutdown hooks: close the session so our node goes now.
-    Runtime.getRuntime().addShutdownHook(new Thread(close));
-    try {
-      log = new FileOutputStream(logFile, true);
-      client.start();
-      if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) {
-        System.err.println("CuratorContender: not connected to " + connect);
-        return 4;
-      }
-      System.out.println("ready");
-      System.out.flush();
-      if (startFile != null && !waitForFile(startFile)) {
-        System.err.println("CuratorContender: start file never appeared: " + startFile);
-        return 4;
-      }
+    final byte[] data = name.getBytes(StandardCharsets.UTF_8);  // our lock node's data
+    try (ContenderSupport support = new ContenderSupport(connect, logFile, data)) {
+      support.connect();
+      if (startFile != null) ContenderSupport.awaitFile(startFile, "start file");
       InterProcessMutex mutex;
       if (mode.equals("mutex")) {
-        mutex = new InterProcessMutex(client, lockPath, new ReportingDriver());
+        mutex = new InterProcessMutex(support.client, lockPath, new ReportingDriver());
       } else {
         // Its drivers are internal: no "queued" line (the test watches the server instead).
-        InterProcessReadWriteLock rw = new InterProcessReadWriteLock(
-            client, lockPath, name.getBytes(StandardCharsets.UTF_8));
+        InterProcessReadWriteLock rw =
+            new InterProcessReadWriteLock(support.client, lockPath, data);
         mutex = reader ? rw.readLock() : rw.writeLock();
       }
       for (int k = 0; k < iterations; k++) {
         mutex.acquire();
         try {
-          append("enter " + name + " " + System.nanoTime());
+          support.event("enter", name);
           boolean violated;
           try {
             Files.createFile(marker);  // O_CREAT|O_EXCL: fails if another writer is inside
@@ -173,30 +124,19 @@ public final class CuratorContender {
             violated = true;
           }
           if (violated) {
-            append("VIOLATION " + name + " " + System.nanoTime());
+            support.event("VIOLATION", name);
             return 3;
           }
-          if (holdUntil != null) {
-            if (!waitForFile(holdUntil)) {
-              System.err.println("CuratorContender: hold-until file never appeared: " + holdUntil);
-              return 4;
-            }
-          } else if (holdMs > 0) {
-            Thread.sleep(holdMs);  // the critical section's work, not synchronisation
-          }
+          ContenderSupport.hold(holdUntil, holdMs);
           Files.delete(marker);
-          append("exit " + name + " " + System.nanoTime());
+          support.event("exit", name);
         } finally {
           mutex.release();
         }
       }
       return 0;
     } catch (Exception e) {
-      System.err.println("CuratorContender: " + e);
-      e.printStackTrace();
-      return 4;
-    } finally {
-      close.run();
+      return ContenderSupport.failed("CuratorContender", e);
     }
   }
 }

@@ -62,6 +62,12 @@ enum class Lib { kCurator, kKazoo, kZklock };
 
 const char* lib_name(Lib lib);
 
+// The availability check of a peer library (kCurator or kKazoo), for ZKLOCK_REQUIRE_PEER.
+using PeerCheck = std::string (*)(bool* broken);
+inline PeerCheck peer_check(Lib lib) {
+  return lib == Lib::kCurator ? curator_missing : kazoo_missing;
+}
+
 struct ContenderArgs {
   std::string connect;
   std::string lock_path;

@@ -1,10 +1,13 @@
 // tests/interop/interop_fixture.h: what the interop suites share - one test's lock path on the
-// shared server, its scratch directory and event log, an observer session, and the check at the
-// end that nothing of any contender is left on the server.
+// shared server, its scratch directory and event log, an observer session, the test's contenders
+// (started, held at a common start line, waited for), and the check at the end that nothing of any
+// contender is left on the server.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +36,13 @@ inline std::vector<std::string> at_or_under(const std::vector<std::string>& path
     if (p == root || p.rfind(root + "/", 0) == 0) out.push_back(p);
   }
   return out;
+}
+
+// The stem of a contender's name: "curator-", "kazoo-", "zklock-".
+inline std::string name_prefix(Lib lib) {
+  std::string prefix = lib_name(lib);
+  for (char& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return prefix + "-";
 }
 
 template <class Lock>
@@ -88,8 +98,11 @@ class InteropFixture : public ::testing::Test {
         observer_(options_for(server_.connect)),
         path_(make_lock_path(observer_, "interop")),
         log_(dir_.file("events.log")) {}
-  // The path goes also when a test skipped (a peer missing) or failed before its own cleanup.
+  // The path goes also when a test skipped (a peer missing) or failed before its own cleanup -
+  // once the contenders have gone (their nodes with them).
   ~InteropFixture() override {
+    zklocks_.clear();
+    peers_.clear();
     try {
       observer_.remove(path_);
     } catch (const Error&) {
@@ -114,12 +127,61 @@ class InteropFixture : public ::testing::Test {
         [&] { return enter_order(read_events(log_)).size() >= n || !peer.process().running(); },
         kStartLimit);
   }
+  // Waits until `n` contenders are queued on the path, as `view` lists them; false if `peer`
+  // (when given) exited first.
+  template <class Lock>
+  bool wait_queued(const Lock& view, std::size_t n, Peer* peer) const {
+    return wait_until(
+        [&] {
+          return view.contenders().size() >= n || (peer != nullptr && !peer->process().running());
+        },
+        kStartLimit);
+  }
+
+  // Starts a `lib` contender with `a`, kept until the end of the test: a peer process (its output
+  // in <name>.out of the scratch directory), or a zklock thread. It begins at once - unless
+  // a.start_file is set: then it waits at the common start line, open_start_line(). Records its
+  // library and the iterations it must complete (lib_of_, expected_). Returns the peer, or
+  // nullptr for a zklock contender.
+  Peer* start(Lib lib, const ContenderArgs& a) {
+    lib_of_[a.name] = lib;
+    expected_[a.name] = a.queue_once ? 1 : a.iterations;
+    if (lib == Lib::kZklock) {
+      zklocks_.push_back(std::make_unique<ZklockContender>(a));
+      if (a.start_file.empty()) zklocks_.back()->go();
+      return nullptr;
+    }
+    peers_.push_back(std::make_unique<Peer>(lib, a, dir_.file(a.name + ".out")));
+    return peers_.back().get();
+  }
+  // The common start line (start_file_): once every peer has connected, creates the file the
+  // peers wait for and lets the zklock contenders go - so that all contend from the start instead
+  // of one finishing before another's process is up. Fails (at once) if a peer did not connect.
+  ::testing::AssertionResult open_start_line() {
+    for (auto& p : peers_) {
+      if (!p->wait_printed("ready")) return ::testing::AssertionFailure() << p->describe();
+    }
+    write_file(start_file_, "");
+    for (auto& z : zklocks_) z->go();
+    return ::testing::AssertionSuccess();
+  }
+  // Every contender ended well: each peer exited 0, each zklock thread completed its iterations.
+  void expect_all_done() {
+    for (auto& p : peers_) expect_exit(*p, 0);
+    for (auto& z : zklocks_) EXPECT_EQ(z->wait_done(), "");
+  }
 
   const ServerRef server_;
   const TempDir dir_{"zklock-interop-"};
   Session observer_;
   const std::string path_;
   const std::string log_;
+  const std::string start_file_ = dir_.file("start");
+  // The contenders start() started, in that order, and what it recorded of them.
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::vector<std::unique_ptr<ZklockContender>> zklocks_;
+  std::map<std::string, Lib> lib_of_;
+  std::map<std::string, int> expected_;  // name -> iterations, as exclusion_problem() takes them
 };
 
 }  // namespace zklock::testing

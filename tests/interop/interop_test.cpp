@@ -43,6 +43,7 @@ namespace {
 
 class InteropTest : public InteropFixture {
  protected:
+  // The tests run once per peer library; each skips - or fails - without it (ZKLOCK_REQUIRE_PEER).
   void run_mixed_exclusion(Lib peer_lib);
 };
 
@@ -53,42 +54,25 @@ class InteropTest : public InteropFixture {
 // with it; the test also checks that the two libraries really did alternate (their activity
 // overlapped), which is what makes "no overlap" mean something.
 void InteropTest::run_mixed_exclusion(Lib peer_lib) {
+  ZKLOCK_REQUIRE_PEER(peer_check(peer_lib));
   constexpr int kIterations = 15;
   constexpr int kHoldMs = 20;
-  const std::string start = dir_.file("start");
-
-  std::map<std::string, int> expected;
-  std::map<std::string, Lib> lib_of;
-  std::vector<std::unique_ptr<Peer>> peers;
-  std::vector<std::unique_ptr<ZklockContender>> zklocks;
   for (int i = 1; i <= 2; ++i) {
-    ContenderArgs a =
-        args(std::string(peer_lib == Lib::kCurator ? "curator-" : "kazoo-") + std::to_string(i),
-             kIterations, kHoldMs);
-    a.start_file = start;
-    peers.push_back(std::make_unique<Peer>(peer_lib, a, dir_.file(a.name + ".out")));
-    expected[a.name] = kIterations;
-    lib_of[a.name] = peer_lib;
-    a.name = "zklock-" + std::to_string(i);
-    zklocks.push_back(std::make_unique<ZklockContender>(a));
-    expected[a.name] = kIterations;
-    lib_of[a.name] = Lib::kZklock;
+    for (const Lib lib : {peer_lib, Lib::kZklock}) {
+      ContenderArgs a = args(name_prefix(lib) + std::to_string(i), kIterations, kHoldMs);
+      a.start_file = start_file_;
+      start(lib, a);
+    }
   }
-  // Everyone connected and at the start line, so that both libraries contend from the start
-  // instead of one finishing before the other's process is up.
-  for (auto& p : peers) ASSERT_TRUE(p->wait_printed("ready")) << p->describe();
-  write_file(start, "");
-  for (auto& z : zklocks) z->go();
-
-  for (auto& p : peers) expect_exit(*p, 0);
-  for (auto& z : zklocks) EXPECT_EQ(z->wait_done(), "");
+  ASSERT_TRUE(open_start_line());
+  expect_all_done();
 
   const auto events = read_events(log_);
-  EXPECT_EQ(exclusion_problem(events, expected), "") << "log:\n" << read_file(log_);
+  EXPECT_EQ(exclusion_problem(events, expected_), "") << "log:\n" << read_file(log_);
   const auto order = enter_order(events);
   int to_zklock = 0, to_peer = 0;
   for (std::size_t i = 1; i < order.size(); ++i) {
-    const Lib from = lib_of[order[i - 1]], to = lib_of[order[i]];
+    const Lib from = lib_of_[order[i - 1]], to = lib_of_[order[i]];
     if (from != to) ++(to == Lib::kZklock ? to_zklock : to_peer);
   }
   EXPECT_GE(to_zklock, 1) << "no hand-over from " << lib_name(peer_lib) << " to zklock:\n"
@@ -99,15 +83,9 @@ void InteropTest::run_mixed_exclusion(Lib peer_lib) {
   expect_lock_path_clean(observer_, server_.port, path_);
 }
 
-TEST_F(InteropTest, CuratorAndZklockExcludeEachOther) {
-  ZKLOCK_REQUIRE_PEER(curator_missing);
-  run_mixed_exclusion(Lib::kCurator);
-}
+TEST_F(InteropTest, CuratorAndZklockExcludeEachOther) { run_mixed_exclusion(Lib::kCurator); }
 
-TEST_F(InteropTest, KazooAndZklockExcludeEachOther) {
-  ZKLOCK_REQUIRE_PEER(kazoo_missing);
-  run_mixed_exclusion(Lib::kKazoo);
-}
+TEST_F(InteropTest, KazooAndZklockExcludeEachOther) { run_mixed_exclusion(Lib::kKazoo); }
 
 // ---------------------------------------------------------------------------------------------
 // FIFO across the three libraries. A zklock Mutex holds the lock; contenders of each library
@@ -132,33 +110,17 @@ TEST_F(InteropTest, QueueIsFifoAcrossLibraries) {
   const std::vector<std::pair<Lib, std::string>> plan = {
       {Lib::kCurator, "curator-1"}, {Lib::kKazoo, "kazoo-1"}, {Lib::kZklock, "zklock-1"},
       {Lib::kCurator, "curator-2"}, {Lib::kKazoo, "kazoo-2"}, {Lib::kZklock, "zklock-2"}};
-  std::vector<std::unique_ptr<Peer>> peers;
-  std::vector<std::unique_ptr<ZklockContender>> zklocks;
   std::vector<std::string> queue = {holder_node};  // node names in the order they joined
-  std::map<std::string, int> expected;
   for (const auto& [lib, name] : plan) {
     const auto before = contender_names(holder);
     ASSERT_EQ(before, queue) << "the queue changed while nobody was joining";
     ContenderArgs a = args(name, 1, 5);
     a.queue_once = true;
-    Peer* peer = nullptr;
-    if (lib == Lib::kZklock) {
-      zklocks.push_back(std::make_unique<ZklockContender>(a));
-      zklocks.back()->go();
-    } else {
-      peers.push_back(std::make_unique<Peer>(lib, a, dir_.file(name + ".out")));
-      peer = peers.back().get();
-    }
-    expected[name] = 1;
+    Peer* peer = start(lib, a);
     // Its node is in the queue before the next contender starts.
-    std::vector<std::string> now;
-    ASSERT_TRUE(wait_until(
-        [&] {
-          now = contender_names(holder);
-          return now.size() > before.size() || (peer != nullptr && !peer->process().running());
-        },
-        kStartLimit))
+    ASSERT_TRUE(wait_queued(holder, before.size() + 1, peer))
         << name << " never queued" << (peer ? "; " + peer->describe() : "");
+    const auto now = contender_names(holder);
     ASSERT_EQ(now.size(), before.size() + 1) << name << ":\n"
                                              << dump(now) << (peer ? peer->describe() : "");
     ASSERT_TRUE(std::equal(before.begin(), before.end(), now.begin())) << "new node not last:\n"
@@ -209,11 +171,10 @@ TEST_F(InteropTest, QueueIsFifoAcrossLibraries) {
   EXPECT_EQ(owners.size(), contenders.size()) << "every contender has its own session";
 
   holder.unlock();
-  for (auto& p : peers) expect_exit(*p, 0);
-  for (auto& z : zklocks) EXPECT_EQ(z->wait_done(), "");
+  expect_all_done();
 
   const auto events = read_events(log_);
-  EXPECT_EQ(exclusion_problem(events, expected), "") << "log:\n" << read_file(log_);
+  EXPECT_EQ(exclusion_problem(events, expected_), "") << "log:\n" << read_file(log_);
   std::vector<std::string> want;
   for (const auto& step : plan) want.push_back(step.second);
   EXPECT_EQ(enter_order(events), want) << "acquisitions out of queue order; log:\n"

@@ -41,21 +41,12 @@
 namespace zklock::testing {
 namespace {
 
-const char* peer_prefix(Lib lib) { return lib == Lib::kCurator ? "curator-" : "kazoo-"; }
-
 class SharedInteropTest : public InteropFixture {
  protected:
+  // The tests run once per peer library; each skips - or fails - without it (ZKLOCK_REQUIRE_PEER).
   void run_mixed_shared(Lib peer_lib);
   void run_readers_share(Lib peer_lib);
 
-  // Waits until `n` contenders are queued on the path; false if `peer` (when given) exited first.
-  bool wait_queued(const SharedMutex& view, std::size_t n, Peer* peer) const {
-    return wait_until(
-        [&] {
-          return view.contenders().size() >= n || (peer != nullptr && !peer->process().running());
-        },
-        kStartLimit);
-  }
   std::vector<std::string> entered() const { return enter_order(read_events(log_)); }
 };
 
@@ -65,39 +56,25 @@ class SharedInteropTest : public InteropFixture {
 // marker files must show no writer beside anyone, everyone completed, and the lock passing between
 // the libraries at a writer (they really contended).
 void SharedInteropTest::run_mixed_shared(Lib peer_lib) {
+  ZKLOCK_REQUIRE_PEER(peer_check(peer_lib));
   constexpr int kIterations = 10;
   constexpr int kHoldMs = 20;
-  const std::string start = dir_.file("start");
-
-  std::map<std::string, int> expected;
-  std::map<std::string, Lib> lib_of;
   std::set<std::string> readers;
-  std::vector<std::unique_ptr<Peer>> peers;
-  std::vector<std::unique_ptr<ZklockContender>> zklocks;
   for (const std::string role : {"reader-1", "reader-2", "writer"}) {
-    ContenderArgs a = args(peer_prefix(peer_lib) + role, kIterations, kHoldMs);
-    a.mode = role == "writer" ? "write" : "read";
-    a.start_file = start;
-    peers.push_back(std::make_unique<Peer>(peer_lib, a, dir_.file(a.name + ".out")));
-    lib_of[a.name] = peer_lib;
-    expected[a.name] = kIterations;
-    if (a.mode == "read") readers.insert(a.name);
-    a.name = "zklock-" + role;
-    zklocks.push_back(std::make_unique<ZklockContender>(a));
-    lib_of[a.name] = Lib::kZklock;
-    expected[a.name] = kIterations;
-    if (a.mode == "read") readers.insert(a.name);
+    for (const Lib lib : {peer_lib, Lib::kZklock}) {
+      ContenderArgs a = args(name_prefix(lib) + role, kIterations, kHoldMs);
+      a.mode = role == "writer" ? "write" : "read";
+      a.start_file = start_file_;
+      start(lib, a);
+      if (a.mode == "read") readers.insert(a.name);
+    }
   }
-  for (auto& p : peers) ASSERT_TRUE(p->wait_printed("ready")) << p->describe();
-  write_file(start, "");
-  for (auto& z : zklocks) z->go();
-
-  for (auto& p : peers) expect_exit(*p, 0);
-  for (auto& z : zklocks) EXPECT_EQ(z->wait_done(), "");
+  ASSERT_TRUE(open_start_line());
+  expect_all_done();
 
   const auto events = read_events(log_);
   int max_readers = 0;
-  EXPECT_EQ(shared_exclusion_problem(events, expected, readers, &max_readers), "")
+  EXPECT_EQ(shared_exclusion_problem(events, expected_, readers, &max_readers), "")
       << "log:\n"
       << read_file(log_);
   // The libraries really contended: the lock passed between them at a writer (a writer entered
@@ -106,7 +83,7 @@ void SharedInteropTest::run_mixed_shared(Lib peer_lib) {
   int writer_handovers = 0;
   const auto order = enter_order(events);
   for (std::size_t i = 1; i < order.size(); ++i) {
-    if (lib_of[order[i - 1]] == lib_of[order[i]]) continue;
+    if (lib_of_[order[i - 1]] == lib_of_[order[i]]) continue;
     if (readers.count(order[i - 1]) == 0 || readers.count(order[i]) == 0) ++writer_handovers;
   }
   EXPECT_GE(writer_handovers, 1) << "the lock never passed between " << lib_name(peer_lib)
@@ -123,12 +100,10 @@ void SharedInteropTest::run_mixed_shared(Lib peer_lib) {
 }
 
 TEST_F(SharedInteropTest, CuratorReadWriteLockAndSharedMutexExcludeWriters) {
-  ZKLOCK_REQUIRE_PEER(curator_missing);
   run_mixed_shared(Lib::kCurator);
 }
 
 TEST_F(SharedInteropTest, KazooReadWriteLocksAndSharedMutexExcludeWriters) {
-  ZKLOCK_REQUIRE_PEER(kazoo_missing);
   run_mixed_shared(Lib::kKazoo);
 }
 
@@ -139,14 +114,13 @@ TEST_F(SharedInteropTest, KazooReadWriteLocksAndSharedMutexExcludeWriters) {
 // two readers inside), while the peer writer and the last reader wait; once both readers leave,
 // the peer writer enters alone, then the last reader (it did not jump the queued writer).
 void SharedInteropTest::run_readers_share(Lib peer_lib) {
+  ZKLOCK_REQUIRE_PEER(peer_check(peer_lib));
   Session holder_session(options_for(server_.connect));
   SharedMutex holder(holder_session, path_);
   holder.lock();
 
-  const std::string peer_reader = std::string(peer_prefix(peer_lib)) + "reader";
-  const std::string peer_writer = std::string(peer_prefix(peer_lib)) + "writer";
-  std::vector<std::unique_ptr<Peer>> peers;
-  std::vector<std::unique_ptr<ZklockContender>> zklocks;
+  const std::string peer_reader = name_prefix(peer_lib) + "reader";
+  const std::string peer_writer = name_prefix(peer_lib) + "writer";
   const std::vector<std::pair<Lib, std::string>> plan = {{peer_lib, peer_reader},
                                                          {Lib::kZklock, "zklock-reader"},
                                                          {peer_lib, peer_writer},
@@ -157,14 +131,7 @@ void SharedInteropTest::run_readers_share(Lib peer_lib) {
     a.queue_once = true;
     a.mode = name == peer_writer ? "write" : "read";
     if (name == peer_reader || name == "zklock-reader") a.hold_until = dir_.file("release-" + name);
-    Peer* peer = nullptr;
-    if (lib == Lib::kZklock) {
-      zklocks.push_back(std::make_unique<ZklockContender>(a));
-      zklocks.back()->go();
-    } else {
-      peers.push_back(std::make_unique<Peer>(lib, a, dir_.file(name + ".out")));
-      peer = peers.back().get();
-    }
+    Peer* peer = start(lib, a);
     ++queued;
     ASSERT_TRUE(wait_queued(holder, queued, peer))
         << name << " never queued" << (peer != nullptr ? "; " + peer->describe() : "");
@@ -183,19 +150,18 @@ void SharedInteropTest::run_readers_share(Lib peer_lib) {
   ASSERT_TRUE(wait_until(
       [&] {
         now = entered();
-        return now.size() >= 2 || !peers[0]->process().running();
+        return now.size() >= 2 || !peers_[0]->process().running();
       },
       kStartLimit))
       << "entered:\n"
-      << dump(now) << peers[0]->describe();
+      << dump(now) << peers_[0]->describe();
   ASSERT_EQ(now.size(), 2u) << dump(now);
   EXPECT_EQ(std::set<std::string>(now.begin(), now.end()),
             (std::set<std::string>{peer_reader, "zklock-reader"}));
 
   release(peer_reader);
   release("zklock-reader");
-  for (auto& p : peers) expect_exit(*p, 0);
-  for (auto& z : zklocks) EXPECT_EQ(z->wait_done(), "");
+  expect_all_done();
 
   const auto events = read_events(log_);
   int max_readers = 0;
@@ -216,12 +182,10 @@ void SharedInteropTest::run_readers_share(Lib peer_lib) {
 }
 
 TEST_F(SharedInteropTest, ReadersShareWithCuratorReadersInQueueOrder) {
-  ZKLOCK_REQUIRE_PEER(curator_missing);
   run_readers_share(Lib::kCurator);
 }
 
 TEST_F(SharedInteropTest, ReadersShareWithKazooReadersInQueueOrder) {
-  ZKLOCK_REQUIRE_PEER(kazoo_missing);
   run_readers_share(Lib::kKazoo);
 }
 

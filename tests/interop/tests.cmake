@@ -5,7 +5,8 @@
 # The peers are found at configure time:
 #   Curator: javac + java (FindJava) and the jars below, searched in ZKLOCK_INTEROP_JAR_DIRS
 #            (default: Debian's /usr/share/java, package libcurator-recipes-java). The contender
-#            class is compiled at build time into the build tree.
+#            classes (this suite's and the semaphore suite's, with the ContenderSupport they
+#            share) are compiled at build time into the build tree.
 #   kazoo:   the first of ZKLOCK_INTEROP_PYTHON (if set), /usr/bin/python3, python3 on PATH that
 #            imports kazoo with Lock(extra_lock_patterns=...) (kazoo >= 2.7.1, python3-kazoo). The
 #            order matters: another python3 earlier on PATH usually cannot see Debian's packages.
@@ -22,7 +23,10 @@ set(ZKLOCK_INTEROP_JAR_DIRS "/usr/share/java" CACHE STRING "Directories searched
 set(_curator_classes ${_interop_out}/classes)
 # slf4j-nop only silences slf4j's "no binding" notice; every other jar is needed.
 include(${CMAKE_CURRENT_LIST_DIR}/../java_class.cmake)
-zklock_java_class(TARGET interop_curator_contender SOURCE ${_interop_dir}/CuratorContender.java
+zklock_java_class(TARGET interop_curator_contender
+                  SOURCES ${_interop_dir}/CuratorContender.java
+                          ${_interop_dir}/CuratorSemaphoreContender.java
+                          ${_interop_dir}/ContenderSupport.java
                   CLASSES ${_curator_classes} LABEL "Curator interop" HINT "install libcurator-recipes-java"
                   JAR_DIRS ${ZKLOCK_INTEROP_JAR_DIRS}
                   JARS curator-framework curator-client curator-recipes zookeeper zookeeper-jute guava slf4j-api

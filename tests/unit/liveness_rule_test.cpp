@@ -28,6 +28,31 @@ LivenessInputs healthy(TimePoint now, TimePoint confirmed) {
   return in;
 }
 
+// The inputs once the link went to `phase` (reconnecting, or a handshake under way) at
+// kStart + 1 s, the session having been confirmed at kStart.
+LivenessInputs link_left_connected(LinkPhase phase) {
+  auto in = healthy(kStart + 1s, kStart);
+  in.phase = phase;
+  in.phase_since = kStart + 1s;
+  return in;
+}
+
+// The rule of one session with T = 6 s, as most tests have it: settings_for(6s) (i = 300 ms,
+// m = 300 ms, suspend_after = 2 s, r = 150 ms) and a LivenessRule that remembers its decisions.
+struct SixSecondRule {
+  LivenessDecision evaluate(const LivenessInputs& in, SessionState current) {
+    return rule.evaluate(settings, in, current);
+  }
+  const LivenessSettings settings = settings_for(6s);
+  LivenessRule rule;
+};
+
+// The state a new rule decides on `in` for a session that is `current` now: the first evaluation,
+// for the tests of a single decision.
+SessionState first_decision(const LivenessInputs& in, SessionState current) {
+  return SixSecondRule().evaluate(in, current).state;
+}
+
 TEST(LivenessSettingsTest, DefaultsFollowTheNegotiatedTimeout) {
   const auto s = settings_for(6s);
   EXPECT_EQ(s.session_timeout, 6s);
@@ -59,81 +84,71 @@ TEST(LivenessSettingsTest, OptionsThatDoNotFitTheGrantedTimeoutAreReplaced) {
 }
 
 TEST(LivenessRuleTest, LostExactlyAtTheConfirmedSendTimePlusTMinusM) {
-  const auto s = settings_for(6s);
-  LivenessRule rule;
+  SixSecondRule rule;
   const TimePoint confirmed = kStart;
   const TimePoint deadline = confirmed + 6s - 300ms;
-  EXPECT_EQ(LivenessRule::lost_deadline(s, confirmed), deadline);
+  EXPECT_EQ(LivenessRule::lost_deadline(rule.settings, confirmed), deadline);
   auto in = healthy(deadline - 1ns, confirmed);
   in.heartbeat_pending = confirmed + 1s;  // unanswered for suspend_after (2 s) by now
   in.now = confirmed + 3s;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kConnected).state, SessionState::kSuspended);
+  EXPECT_EQ(rule.evaluate(in, SessionState::kConnected).state, SessionState::kSuspended);
   in.now = deadline - 1ns;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kSuspended).state, SessionState::kSuspended);
+  EXPECT_EQ(rule.evaluate(in, SessionState::kSuspended).state, SessionState::kSuspended);
   in.now = deadline;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kSuspended).state, SessionState::kLost);
+  EXPECT_EQ(rule.evaluate(in, SessionState::kSuspended).state, SessionState::kLost);
 }
 
 TEST(LivenessRuleTest, NothingConfirmedMeansNoDeadlineYet) {
-  const auto s = settings_for(6s);
-  EXPECT_EQ(LivenessRule::lost_deadline(s, std::nullopt), TimePoint::max());
-  LivenessRule rule;
+  SixSecondRule rule;
+  EXPECT_EQ(LivenessRule::lost_deadline(rule.settings, std::nullopt), TimePoint::max());
   LivenessInputs in;
   in.now = kStart + 1h;
   in.phase = LinkPhase::kConnecting;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kConnecting).state, SessionState::kConnecting);
+  EXPECT_EQ(rule.evaluate(in, SessionState::kConnecting).state, SessionState::kConnecting);
   in.server_ended_session = true;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kConnecting).state, SessionState::kLost);
+  EXPECT_EQ(rule.evaluate(in, SessionState::kConnecting).state, SessionState::kLost);
 }
 
 TEST(LivenessRuleTest, ConnectingBecomesConnectedOnTheFirstConfirmation) {
-  const auto s = settings_for(6s);
-  LivenessRule rule;
-  auto in = healthy(kStart + 10ms, kStart);
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kConnecting).state, SessionState::kConnected);
+  const auto in = healthy(kStart + 10ms, kStart);
+  EXPECT_EQ(first_decision(in, SessionState::kConnecting), SessionState::kConnected);
 }
 
 TEST(LivenessRuleTest, TheServerSayingExpiredIsLostAtOnce) {
-  const auto s = settings_for(6s);
-  LivenessRule rule;
   auto in = healthy(kStart + 10ms, kStart);
   in.server_ended_session = true;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kConnected).state, SessionState::kLost);
+  EXPECT_EQ(first_decision(in, SessionState::kConnected), SessionState::kLost);
 }
 
 TEST(LivenessRuleTest, ADisconnectSuspendsAtOnce) {
-  const auto s = settings_for(6s);
-  LivenessRule rule;
   auto in = healthy(kStart + 10ms, kStart);
   in.phase = LinkPhase::kConnecting;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kConnected).state, SessionState::kSuspended);
+  EXPECT_EQ(first_decision(in, SessionState::kConnected), SessionState::kSuspended);
 }
 
 TEST(LivenessRuleTest, AnUnansweredHeartbeatSuspendsAfterSuspendAfterNotBefore) {
-  const auto s = settings_for(6s);
-  LivenessRule rule;
+  SixSecondRule rule;
   auto in = healthy(kStart, kStart);
   in.heartbeat_pending = kStart + 100ms;
   in.now = kStart + 100ms + 2s - 1ns;
-  const auto before = rule.evaluate(s, in, SessionState::kConnected);
+  const auto before = rule.evaluate(in, SessionState::kConnected);
   EXPECT_EQ(before.state, SessionState::kConnected);
   EXPECT_LE(before.wake_at, kStart + 100ms + 2s) << "must wake to suspend in time";
   in.now = kStart + 100ms + 2s;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kConnected).state, SessionState::kSuspended);
+  EXPECT_EQ(rule.evaluate(in, SessionState::kConnected).state, SessionState::kSuspended);
 }
 
 TEST(LivenessRuleTest, SuspendedBecomesConnectedOnlyForAConfirmationSentAfterTheSuspension) {
-  const auto s = settings_for(6s);
-  LivenessRule rule;
+  SixSecondRule rule;
   auto in = healthy(kStart + 1s, kStart);
   in.phase = LinkPhase::kConnecting;
-  ASSERT_EQ(rule.evaluate(s, in, SessionState::kConnected).state, SessionState::kSuspended);
+  ASSERT_EQ(rule.evaluate(in, SessionState::kConnected).state, SessionState::kSuspended);
   in.phase = LinkPhase::kConnected;
   in.now = kStart + 2s;
   in.confirmed = kStart + 500ms;  // sent before the suspension: proves nothing about now
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kSuspended).state, SessionState::kSuspended);
+  EXPECT_EQ(rule.evaluate(in, SessionState::kSuspended).state, SessionState::kSuspended);
   in.confirmed = kStart + 1500ms;
-  EXPECT_EQ(rule.evaluate(s, in, SessionState::kSuspended).state, SessionState::kConnected);
+  EXPECT_EQ(rule.evaluate(in, SessionState::kSuspended).state, SessionState::kConnected);
 }
 
 TEST(LivenessRuleTest, HeartbeatsFollowTheIntervalAndABusySessionNeedsNone) {
@@ -166,56 +181,49 @@ TEST(LivenessRuleTest, HeartbeatsFollowTheIntervalAndABusySessionNeedsNone) {
 }
 
 TEST(LivenessRuleTest, ASilentConnectionIsReconnectedEveryReconnectInterval) {
-  const auto s = settings_for(6s);  // r = 150 ms, suspend_after = 2 s
-  LivenessRule rule;
-  auto in = healthy(kStart + 1s, kStart);
-  in.phase = LinkPhase::kConnecting;
-  in.phase_since = kStart + 1s;
-  ASSERT_EQ(rule.evaluate(s, in, SessionState::kConnected).state, SessionState::kSuspended);
+  SixSecondRule rule;  // r = 150 ms, suspend_after = 2 s
+  auto in = link_left_connected(LinkPhase::kConnecting);
+  ASSERT_EQ(rule.evaluate(in, SessionState::kConnected).state, SessionState::kSuspended);
   // The C client reconnects by itself first; after r without success, we force a new connection.
   in.now = kStart + 1s + 149ms;
-  auto d = rule.evaluate(s, in, SessionState::kSuspended);
+  auto d = rule.evaluate(in, SessionState::kSuspended);
   EXPECT_FALSE(d.force_reconnect);
   EXPECT_LE(d.wake_at, kStart + 1s + 150ms);
   in.now = kStart + 1s + 150ms;
-  EXPECT_TRUE(rule.evaluate(s, in, SessionState::kSuspended).force_reconnect);
+  EXPECT_TRUE(rule.evaluate(in, SessionState::kSuspended).force_reconnect);
   // Not again before r has passed since the last one.
   in.last_reconnect = in.now;
   in.phase_since = in.now;
   in.now += 100ms;
-  d = rule.evaluate(s, in, SessionState::kSuspended);
+  d = rule.evaluate(in, SessionState::kSuspended);
   EXPECT_FALSE(d.force_reconnect);
   EXPECT_LE(d.wake_at, *in.last_reconnect + 150ms);
   in.now = *in.last_reconnect + 150ms;
-  EXPECT_TRUE(rule.evaluate(s, in, SessionState::kSuspended).force_reconnect);
+  EXPECT_TRUE(rule.evaluate(in, SessionState::kSuspended).force_reconnect);
 }
 
 TEST(LivenessRuleTest, AHandshakeUnderWayIsLeftAloneUntilItIsStuck) {
-  const auto s = settings_for(6s);
-  LivenessRule rule;
-  auto in = healthy(kStart + 1s, kStart);
-  in.phase = LinkPhase::kAssociating;
-  in.phase_since = kStart + 1s;
-  ASSERT_EQ(rule.evaluate(s, in, SessionState::kConnected).state, SessionState::kSuspended);
+  SixSecondRule rule;
+  auto in = link_left_connected(LinkPhase::kAssociating);
+  ASSERT_EQ(rule.evaluate(in, SessionState::kConnected).state, SessionState::kSuspended);
   in.now = kStart + 1s + 1s;
-  EXPECT_FALSE(rule.evaluate(s, in, SessionState::kSuspended).force_reconnect);
+  EXPECT_FALSE(rule.evaluate(in, SessionState::kSuspended).force_reconnect);
   in.now = kStart + 1s + 2s;  // suspend_after in the handshake: a follower that cannot revalidate
-  EXPECT_TRUE(rule.evaluate(s, in, SessionState::kSuspended).force_reconnect);
+  EXPECT_TRUE(rule.evaluate(in, SessionState::kSuspended).force_reconnect);
 }
 
 TEST(LivenessRuleTest, AConnectionThatStoppedAnsweringIsReconnectedOnceTheHeartbeatIsOverdue) {
-  const auto s = settings_for(6s);
-  LivenessRule rule;
+  SixSecondRule rule;
   auto in = healthy(kStart + 2s, kStart);
   in.heartbeat_pending = kStart + 600ms;
   in.now = kStart + 600ms + 2s;
-  const auto d = rule.evaluate(s, in, SessionState::kConnected);
+  const auto d = rule.evaluate(in, SessionState::kConnected);
   EXPECT_EQ(d.state, SessionState::kSuspended);
   EXPECT_TRUE(d.force_reconnect);
   // Never while Connected.
-  LivenessRule fresh;
+  SixSecondRule fresh;
   auto ok = healthy(kStart + 300ms, kStart);
-  EXPECT_FALSE(fresh.evaluate(s, ok, SessionState::kConnected).force_reconnect);
+  EXPECT_FALSE(fresh.evaluate(ok, SessionState::kConnected).force_reconnect);
 }
 
 // docs/sessions.md: with heartbeats every i and answers within a round trip, a blip shorter than
@@ -282,25 +290,24 @@ BlipOutcome simulate_blip(const LivenessSettings& s, std::chrono::milliseconds p
 // suspend_after (nothing can be confirmed), but the connection is dropped only at T/2 (review 3,
 // item 11).
 TEST(LivenessRuleTest, ASlowSyncWhileReadsAnswerDropsTheConnectionOnlyAtHalfT) {
-  const auto s = settings_for(6s);  // suspend_after 2 s
-  LivenessRule rule;
+  SixSecondRule rule;  // suspend_after 2 s
   LivenessInputs in = healthy(kStart + 1s, kStart + 1s);
   in.heartbeat_pending = kStart + 1s;
   in.heartbeat_read_answered = true;
   in.now = kStart + 3100ms;  // 2.1 s: overdue
-  auto d = rule.evaluate(s, in, SessionState::kConnected);
+  auto d = rule.evaluate(in, SessionState::kConnected);
   EXPECT_EQ(d.state, SessionState::kSuspended);
   EXPECT_FALSE(d.force_reconnect);
   EXPECT_LE(d.wake_at, kStart + 4s);  // looks again when T/2 is up
   in.now = kStart + 3900ms;
-  EXPECT_FALSE(rule.evaluate(s, in, SessionState::kSuspended).force_reconnect);
+  EXPECT_FALSE(rule.evaluate(in, SessionState::kSuspended).force_reconnect);
   in.now = kStart + 4s;  // T/2 after the heartbeat
-  EXPECT_TRUE(rule.evaluate(s, in, SessionState::kSuspended).force_reconnect);
+  EXPECT_TRUE(rule.evaluate(in, SessionState::kSuspended).force_reconnect);
   // The same without an answered read: silence, dropped at suspend_after.
-  LivenessRule silent;
+  SixSecondRule silent;
   in.heartbeat_read_answered = false;
   in.now = kStart + 3100ms;
-  EXPECT_TRUE(silent.evaluate(s, in, SessionState::kConnected).force_reconnect);
+  EXPECT_TRUE(silent.evaluate(in, SessionState::kConnected).force_reconnect);
 }
 
 TEST(LivenessRuleTest, BlipArithmeticOfTheDocs) {

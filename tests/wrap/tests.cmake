@@ -16,7 +16,7 @@ set(ZKLOCK_WRAP_JAR_DIRS "/usr/share/java" CACHE STRING "Directories searched fo
 
 # slf4j-nop only silences slf4j's "no binding" notice on stderr; the others are needed.
 include(${CMAKE_CURRENT_LIST_DIR}/../java_class.cmake)
-zklock_java_class(TARGET wrap_seed_cversion SOURCE ${_wrap_dir}/SeedCversion.java
+zklock_java_class(TARGET wrap_seed_cversion SOURCES ${_wrap_dir}/SeedCversion.java
                   CLASSES ${_wrap_classes} LABEL "wrap suite" HINT "install zookeeper"
                   JAR_DIRS ${ZKLOCK_WRAP_JAR_DIRS} JARS zookeeper zookeeper-jute slf4j-api
                   OPTIONAL_JARS slf4j-nop

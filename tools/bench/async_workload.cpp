@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/proc_status.h"
 #include "workload_common.h"
 #include "workloads.h"
 #include "zklock/zklock.h"
@@ -23,19 +23,11 @@
 namespace zklock::bench {
 namespace {
 
+using zklock::testing::proc_status;  // "Threads:", "VmRSS:" (kB)
+
 // Bytes the process has allocated and not freed (malloc's count: unlike the resident set, it
 // does not depend on whether freed memory was reused).
 std::int64_t heap_in_use() { return static_cast<std::int64_t>(mallinfo2().uordblks); }
-
-// A field of /proc/self/status ("Threads:", "VmRSS:" in kB).
-std::int64_t proc_status(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field, 0) == 0) return std::stoll(line.substr(field.size()));
-  }
-  return -1;
-}
 
 struct FormFigures {
   std::optional<double> requests_per_acq;     // server-side, while draining

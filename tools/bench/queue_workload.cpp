@@ -31,23 +31,19 @@ struct Round {
   std::array<std::int64_t, CountingHook::kOps> client_requests{};
 };
 
-class QueueRun {
+// iterations_ (--iterations, 1 by default) is the number of rounds; n_ (--clients, 16) the waiters.
+class QueueRun : ModeRun {
  public:
   explicit QueueRun(const BenchOptions& o)
-      : o_(o),
-        n_(o.clients > 0 ? o.clients : 16),
-        rounds_(o.iterations > 0 ? o.iterations : 1),
-        run_path_(o),
-        path_(run_path_.path()),
-        main_session_(run_path_.session()),
+      : ModeRun(o, 16, 1),
         main_mutex_(main_session_, path_),
-        slots_(static_cast<std::size_t>(n_) * static_cast<std::size_t>(rounds_)),
+        slots_(static_cast<std::size_t>(n_) * static_cast<std::size_t>(iterations_)),
         lat_(slots_, 0),
         handoff_(slots_, 0),
         end_ns_(slots_, 0),
         workers_(n_),
         window_(o.connect) {
-    for (int r = 0; r < rounds_; ++r) gates_.push_back(std::make_unique<StartGate>());
+    for (int r = 0; r < iterations_; ++r) gates_.push_back(std::make_unique<StartGate>());
   }
 
   void run(JsonLine& out) {
@@ -56,7 +52,7 @@ class QueueRun {
     if (workers_.error.any()) abort_rounds(0, workers_.error.get());
     const std::optional<double> idle = idle_packets_per_second();
     std::vector<Round> rounds;
-    for (int r = 0; r < rounds_; ++r) rounds.push_back(run_round(r));
+    for (int r = 0; r < iterations_; ++r) rounds.push_back(run_round(r));
     workers_.join();
     workers_.sessions.clear();
     write_figures(out, rounds, idle);
@@ -68,7 +64,7 @@ class QueueRun {
     zklock::Session* session = workers_.open_session(i, o_);
     std::unique_ptr<zklock::Mutex> mutex;
     if (session != nullptr) mutex = std::make_unique<zklock::Mutex>(*session, path_);
-    for (int r = 0; r < rounds_; ++r) {
+    for (int r = 0; r < iterations_; ++r) {
       gates_[static_cast<std::size_t>(r)]->arrive_and_wait();
       const std::size_t slot =
           static_cast<std::size_t>(r) * static_cast<std::size_t>(n_) + static_cast<std::size_t>(i);
@@ -92,7 +88,7 @@ class QueueRun {
   // turn), joins them and throws.
   [[noreturn]] void abort_rounds(int from_round, const std::string& why) {
     workers_.error.set(why);
-    for (int r = from_round; r < rounds_; ++r) gates_[static_cast<std::size_t>(r)]->open();
+    for (int r = from_round; r < iterations_; ++r) gates_[static_cast<std::size_t>(r)]->open();
     workers_.join();
     throw std::runtime_error(workers_.error.get());
   }
@@ -213,7 +209,7 @@ class QueueRun {
     std::sort(drains.begin(), drains.end());
     const double drain = drains[drains.size() / 2];
     std::sort(builds.begin(), builds.end());
-    put_common(out, o_, n_, rounds_, drain, n_ / drain, summarize(lat_), turns_.overlaps());
+    put_common(out, o_, n_, iterations_, drain, n_ / drain, summarize(lat_), turns_.overlaps());
     const Summary h = summarize(handoff_);
     out.number("drain_seconds", drain, 4)
         .number("drain_seconds_min", drains.front(), 4)
@@ -223,7 +219,7 @@ class QueueRun {
         .number("handoff_p99_us", h.p99_us, 1);
     // Per round, n handoffs (main -> first waiter -> ... -> last waiter); the last release wakes
     // nobody.
-    const double acquisitions = static_cast<double>(n_) * rounds_;
+    const double acquisitions = static_cast<double>(n_) * iterations_;
     std::optional<double> requests, all_notifications, wakeups;
     if (server_ok) {
       requests = static_cast<double>(packets) / acquisitions;
@@ -250,12 +246,6 @@ class QueueRun {
     out.number("server_requests_per_acq_excl_idle", net, 2);
   }
 
-  const BenchOptions& o_;
-  const int n_;
-  const int rounds_;
-  RunPath run_path_;
-  const std::string& path_;
-  zklock::Session& main_session_;
   zklock::Mutex main_mutex_;
   const std::size_t slots_;
   LockTurns turns_;

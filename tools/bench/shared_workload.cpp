@@ -44,15 +44,12 @@ struct SharedRound {
   std::int64_t release_to_readers_ns = 0;         // W1's release -> the last reader holds
 };
 
-class SharedRun {
+// n_ (--clients, 8 by default) is the number of readers; iterations_ (--iterations, 50) each
+// reader's shared acquisitions in the throughput phase.
+class SharedRun : ModeRun {
  public:
   explicit SharedRun(const BenchOptions& o)
-      : o_(o),
-        n_(o.clients > 0 ? o.clients : 8),
-        cycles_(o.iterations > 0 ? o.iterations : 50),
-        run_path_(o),
-        path_(run_path_.path()),
-        main_session_(run_path_.session()),
+      : ModeRun(o, 8, 50),
         writer_(main_session_, path_),
         stats_(o.connect),
         workers_(static_cast<std::size_t>(n_) + 1),
@@ -316,7 +313,7 @@ class SharedRun {
     return round;
   }
 
-  // n readers, `cycles_` shared acquisitions each, all at once. Returns the seconds and the
+  // n readers, `iterations_` shared acquisitions each, all at once. Returns the seconds and the
   // latencies.
   std::pair<double, std::vector<std::int64_t>> run_throughput() {
     lat_.assign(static_cast<std::size_t>(n_), {});
@@ -328,7 +325,7 @@ class SharedRun {
     for (std::size_t i = 0; i < static_cast<std::size_t>(n_); ++i) {
       post(workers_[i], [this, i](Worker& w) {
         gate_.arrive_and_wait();
-        for (int k = 0; k < cycles_; ++k) {
+        for (int k = 0; k < iterations_; ++k) {
           const std::int64_t called = now_ns();
           w.mutex->lock_shared();
           lat_[i].push_back(now_ns() - called);
@@ -351,8 +348,8 @@ class SharedRun {
 
   void write_figures(JsonLine& out, const std::vector<SharedRound>& rounds, double secs,
                      const std::vector<std::int64_t>& lat) {
-    const double acquisitions = static_cast<double>(n_) * cycles_;
-    put_common(out, o_, n_, cycles_, secs, acquisitions / secs, summarize(lat), overlaps_);
+    const double acquisitions = static_cast<double>(n_) * iterations_;
+    put_common(out, o_, n_, iterations_, secs, acquisitions / secs, summarize(lat), overlaps_);
     bool ok = true;
     std::int64_t writer = 0, in_order = 0, reverse = 0, self = 0, packets = 0;
     int in_order_rounds = 0, reverse_rounds = 0;
@@ -385,12 +382,6 @@ class SharedRun {
         .integer("rounds", static_cast<std::int64_t>(rounds.size()));
   }
 
-  const BenchOptions& o_;
-  const int n_;
-  const int cycles_;
-  RunPath run_path_;
-  const std::string& path_;
-  zklock::Session& main_session_;
   zklock::SharedMutex writer_;  // W1
   ServerStats stats_;
   FirstError error_;

@@ -135,6 +135,27 @@ class RunPath {
   const bool created_;
 };
 
+// Where a mode's run class starts (the queue and shared modes derive from it): its options, its
+// number of clients and of iterations - the options', else the mode's defaults - and its lock path
+// with the run's own session on it (RunPath).
+class ModeRun {
+ protected:
+  ModeRun(const BenchOptions& o, int default_clients, int default_iterations)
+      : o_(o),
+        n_(o.clients > 0 ? o.clients : default_clients),
+        iterations_(o.iterations > 0 ? o.iterations : default_iterations),
+        run_path_(o),
+        path_(run_path_.path()),
+        main_session_(run_path_.session()) {}
+
+  const BenchOptions& o_;
+  const int n_;
+  const int iterations_;
+  RunPath run_path_;
+  const std::string& path_;        // run_path_'s
+  zklock::Session& main_session_;  // run_path_'s
+};
+
 // The keys every mode prints.
 void put_common(JsonLine& out, const BenchOptions& o, int clients, int iters, double secs,
                 double ops_per_s, const Summary& lat, std::int64_t overlaps);

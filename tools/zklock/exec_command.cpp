@@ -1,14 +1,11 @@
 #include "exec_command.h"
 
-#include <poll.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <optional>
 #include <string_view>
-#include <system_error>
 #include <utility>
 
 #include "cli_lock.h"
@@ -159,12 +156,7 @@ class Supervisor {
     // Leftover group members exit without a SIGCHLD to us: look again soon.
     if (child_.try_reap()) shorten(std::chrono::milliseconds(20));
 
-    pollfd fds[] = {{signals_.fd(), POLLIN, 0}, {state_changed_.fd(), POLLIN, 0}};
-    if (::poll(fds, 2, timeout) < 0 && errno != EINTR) {
-      throw std::system_error(errno, std::generic_category(), "poll");
-    }
-    state_changed_.drain();
-    for (const auto& info : signals_.read_pending()) {
+    for (const auto& info : signals_.wait(state_changed_, timeout)) {
       const int sig = static_cast<int>(info.ssi_signo);
       if (!SignalReader::is_termination(sig)) continue;  // SIGCHLD: reaped at the loop's top
       // In zklock's own process group the command already got what a terminal sent to the group.

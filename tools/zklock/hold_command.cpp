@@ -1,12 +1,8 @@
 #include "hold_command.h"
 
-#include <poll.h>
-
-#include <cerrno>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <system_error>
 
 #include "cli_lock.h"
 #include "exit_codes.h"
@@ -77,13 +73,8 @@ int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOpt
       code = exit_code::kLockLost;
       break;
     }
-    pollfd fds[] = {{signals.fd(), POLLIN, 0}, {held.state_changed().fd(), POLLIN, 0}};
-    if (::poll(fds, 2, watch.poll_timeout_ms()) < 0 && errno != EINTR) {
-      throw std::system_error(errno, std::generic_category(), "poll");
-    }
-    held.state_changed().drain();
     bool stop = false;
-    for (const auto& info : signals.read_pending()) {
+    for (const auto& info : signals.wait(held.state_changed(), watch.poll_timeout_ms())) {
       if (SignalReader::is_termination(static_cast<int>(info.ssi_signo))) {
         console.note(signal_name(static_cast<int>(info.ssi_signo)) + ": releasing " + hold.path);
         stop = true;

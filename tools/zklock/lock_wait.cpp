@@ -1,13 +1,12 @@
 #include "lock_wait.h"
 
-#include <poll.h>
 #include <string.h>
 
 #include <atomic>
-#include <cerrno>
 #include <exception>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "duration.h"
 #include "exit_codes.h"
@@ -105,17 +104,17 @@ WaitOutcome wait_for_lock(LockHandle& mutex, std::optional<std::chrono::millisec
 
   int interrupted_by = 0;
   while (!done.load()) {
-    pollfd fds[] = {{signals.fd(), POLLIN, 0}, {finished.fd(), POLLIN, 0}};
-    // cancel() only wakes waits already in progress: one issued before the locker thread began
-    // to wait would be missed. So, once interrupted, cancel again until the locker returns.
-    const int rc = ::poll(fds, 2, interrupted_by != 0 ? 20 : -1);
-    if (rc < 0 && errno != EINTR) {
-      const int saved = errno;
+    std::vector<signalfd_siginfo> pending;
+    try {
+      // cancel() only wakes waits already in progress: one issued before the locker thread began
+      // to wait would be missed. So, once interrupted, cancel again until the locker returns.
+      pending = signals.wait(finished, interrupted_by != 0 ? 20 : -1);
+    } catch (const std::system_error&) {
       mutex.cancel();
       locker.join();
-      throw std::system_error(saved, std::generic_category(), "poll");
+      throw;
     }
-    for (const auto& info : signals.read_pending()) {
+    for (const auto& info : pending) {
       const int sig = static_cast<int>(info.ssi_signo);
       if (SignalReader::is_termination(sig) && interrupted_by == 0) interrupted_by = sig;
       // SIGCHLD: no child yet (nothing to do).

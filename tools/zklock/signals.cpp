@@ -1,5 +1,6 @@
 #include "signals.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,6 +49,15 @@ std::vector<signalfd_siginfo> SignalReader::read_pending() {
     if (n < 0 && errno == EINTR) continue;
     return out;  // EAGAIN: nothing more pending
   }
+}
+
+std::vector<signalfd_siginfo> SignalReader::wait(Wakeup& other, int timeout_ms) {
+  pollfd fds[] = {{fd_, POLLIN, 0}, {other.fd(), POLLIN, 0}};
+  if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR) {
+    throw std::system_error(errno, std::generic_category(), "poll");
+  }
+  other.drain();
+  return read_pending();
 }
 
 bool SignalReader::is_termination(int signal) noexcept {

@@ -15,6 +15,8 @@
 
 #include <vector>
 
+#include "wakeup.h"
+
 namespace zklock::cli {
 
 class SignalReader {
@@ -33,6 +35,11 @@ class SignalReader {
 
   /// Returns: every pending signal, oldest first; empty when none (never blocks).
   std::vector<signalfd_siginfo> read_pending();
+
+  /// The supervising loops' wait: until a signal is pending, `other` is notified, or `timeout_ms`
+  /// has passed (-1: no limit; an interrupted wait counts as a wakeup). Clears `other`.
+  /// Returns: read_pending(). Throws std::system_error when poll fails.
+  std::vector<signalfd_siginfo> wait(Wakeup& other, int timeout_ms);
 
   /// True for the signals that end a wait or the hold, and that exec forwards to its command:
   /// SIGINT, SIGTERM, SIGHUP - those zklock reads (not ignored ones).
