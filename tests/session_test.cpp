@@ -343,8 +343,8 @@ TEST(SessionTest, TheEnsemblesTickIsLearnedFromWhatItGrants) {
   told.server_tick_time = 1500ms;
   Session t(told);
   const auto& told_core = detail::SessionAccess::core(t);
-  EXPECT_TRUE(wait_until(
-      [&] { return told_core->topology() == detail::ServerTopology::kEnsemble; }, 15s));
+  EXPECT_TRUE(
+      wait_until([&] { return told_core->topology() == detail::ServerTopology::kEnsemble; }, 15s));
   EXPECT_EQ(told_core->confirmation_lag(), 1500ms);
 }
 

@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,15 @@ std::string zklock_cli_path();
 
 enum class ContenderKind { kLibraryHolder, kExecHolder, kWaiter };
 const char* to_string(ContenderKind kind);
+
+// The two kinds of holder every scenario runs: the library's Mutex and the CLI's exec.
+inline constexpr std::array<ContenderKind, 2> kHolders = {ContenderKind::kLibraryHolder,
+                                                          ContenderKind::kExecHolder};
+
+// At the top of a scenario that runs `zklock exec` holders: fails when the CLI was not built.
+#define ZKLOCK_REQUIRE_CLI()                                            \
+  ASSERT_FALSE(::zklock::testing::netfaults::zklock_cli_path().empty()) \
+      << "the zklock CLI (target zklock-cli) is not built: the `zklock exec` half cannot run"
 
 struct ContenderSpec {
   std::string id;       // unique in the run: names its files (no spaces, no '=')

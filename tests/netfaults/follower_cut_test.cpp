@@ -58,8 +58,6 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
 constexpr std::array<milliseconds, 2> kSessions = {4000ms, 10000ms};
-constexpr std::array<ContenderKind, 2> kHolders = {ContenderKind::kLibraryHolder,
-                                                   ContenderKind::kExecHolder};
 constexpr std::array<ClientConfig, 4> kFollowerConfigs = {
     ClientConfig::kPlain, ClientConfig::kChroot, ClientConfig::kHostNames,
     ClientConfig::kAllListed};
@@ -157,8 +155,7 @@ std::vector<CutPairResult> run_trial(CutSetup& setup, int trial, unsigned seed) 
 
 TEST(FollowerCutTest, HolderOnAFollowerOrObserverCutFromTheLeaderIsToldLostBeforeTheWaiter) {
   ZKLOCK_REQUIRE_NETNS();
-  ASSERT_FALSE(zklock_cli_path().empty())
-      << "the zklock CLI (target zklock-cli) is not built: the `zklock exec` half cannot run";
+  ZKLOCK_REQUIRE_CLI();
   CutSetup setup;
   ASSERT_TRUE(setup.voters->wait_all_serving(60s) && setup.observed->wait_all_serving(60s))
       << "the ensembles' followers and observer are not all synced at the start";

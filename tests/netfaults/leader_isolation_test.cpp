@@ -56,8 +56,6 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
 constexpr std::array<milliseconds, 2> kSessions = {4000ms, 10000ms};
-constexpr std::array<ContenderKind, 2> kHolders = {ContenderKind::kLibraryHolder,
-                                                   ContenderKind::kExecHolder};
 constexpr std::array<ClientConfig, 4> kConfigs = {ClientConfig::kPlain, ClientConfig::kChroot,
                                                   ClientConfig::kHostNames,
                                                   ClientConfig::kAllListed};
@@ -140,8 +138,7 @@ std::vector<CutPairResult> run_trial(IsolationSetup& setup, int trial, unsigned 
 
 TEST(LeaderIsolationTest, HolderOnALeaderCutFromItsFollowersIsToldLostBeforeTheWaiterAcquires) {
   ZKLOCK_REQUIRE_NETNS();
-  ASSERT_FALSE(zklock_cli_path().empty())
-      << "the zklock CLI (target zklock-cli) is not built: the `zklock exec` half cannot run";
+  ZKLOCK_REQUIRE_CLI();
   IsolationSetup setup;
   ASSERT_TRUE(setup.ensemble->wait_all_serving(60s))
       << "the ensemble's followers are not all synced at the start";

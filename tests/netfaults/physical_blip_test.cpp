@@ -57,8 +57,6 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
 constexpr std::array<double, 6> kBlips = {0.5, 0.75, 0.85, 0.9, 1.2, 2.0};
-constexpr std::array<ContenderKind, 2> kHolders = {ContenderKind::kLibraryHolder,
-                                                   ContenderKind::kExecHolder};
 constexpr int kPerRound = 5;  // trials of one (T, d, client) at once
 
 // The server, the holders' namespaces (one per concurrent trial), a session on the host that
@@ -108,8 +106,7 @@ void check_edge(const std::vector<BlipResult>& results, milliseconds session, do
 }
 
 void run_blips(milliseconds session) {
-  ASSERT_FALSE(zklock_cli_path().empty())
-      << "the zklock CLI (target zklock-cli) is not built: the `zklock exec` half cannot run";
+  ZKLOCK_REQUIRE_CLI();
   BlipSetup setup;
   unsigned seed = std::random_device{}();
   std::printf("[ NETFAULTS] T = %lld ms, seed %u, logs in %s\n",

@@ -64,8 +64,6 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
 constexpr std::array<milliseconds, 2> kSessions = {6000ms, 10000ms};
-constexpr std::array<ContenderKind, 2> kHolders = {ContenderKind::kLibraryHolder,
-                                                   ContenderKind::kExecHolder};
 constexpr std::array<ClientConfig, 4> kConfigs = {ClientConfig::kChroot, ClientConfig::kHostNames,
                                                   ClientConfig::kAllListed,
                                                   ClientConfig::kObserver};
@@ -77,9 +75,7 @@ bool on_standalone(ClientConfig config) {
 }
 
 // The longest blip each configuration is asserted to keep (see the file comment).
-double kept_size(ClientConfig config) {
-  return on_standalone(config) ? 0.75 : 0.25;
-}
+double kept_size(ClientConfig config) { return on_standalone(config) ? 0.75 : 0.25; }
 
 NetnsEnsemble::Options with_observer() {
   NetnsEnsemble::Options o;
@@ -199,8 +195,7 @@ std::vector<BlipResult> run_round(ProductionSetup& setup, milliseconds session, 
 
 TEST(ProductionBlipTest, ChrootHostNamesAllListedAndObserverKeepShortBlipsAndAreToldFirst) {
   ZKLOCK_REQUIRE_NETNS();
-  ASSERT_FALSE(zklock_cli_path().empty())
-      << "the zklock CLI (target zklock-cli) is not built: the `zklock exec` half cannot run";
+  ZKLOCK_REQUIRE_CLI();
   ProductionSetup setup;
   ASSERT_TRUE(setup.ensemble->wait_all_serving(60s) && setup.observed->wait_all_serving(60s))
       << "the ensembles' followers and observer are not all synced at the start";

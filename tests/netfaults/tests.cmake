@@ -40,18 +40,14 @@ zklock_add_test(netns_test ${_netfaults}/netns_test.cpp
                 LIBS zklock_netfault_tools TIMEOUT 300 LABELS netfaults
                 COST 15 RESOURCE_LOCK netns)
 
-zklock_add_test(follower_cut_test ${_netfaults}/follower_cut_test.cpp
-                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults
-                COST 90 RESOURCE_LOCK netns)
-
-zklock_add_test(physical_blip_test ${_netfaults}/physical_blip_test.cpp
-                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults
-                COST 130 RESOURCE_LOCK netns)
-
-zklock_add_test(leader_isolation_test ${_netfaults}/leader_isolation_test.cpp
-                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults
-                COST 140 RESOURCE_LOCK netns)
-
-zklock_add_test(production_blip_test ${_netfaults}/production_blip_test.cpp
-                LIBS zklock_netfault_trials TIMEOUT 900 LABELS netfaults
-                COST 100 RESOURCE_LOCK netns)
+# The scenarios: NAME COST (seconds), each ${_netfaults}/NAME.cpp on the trials library.
+foreach(_scenario follower_cut_test 90 physical_blip_test 130 leader_isolation_test 140
+                  production_blip_test 100)
+  if(NOT _name)
+    set(_name ${_scenario})
+    continue()
+  endif()
+  zklock_add_test(${_name} ${_netfaults}/${_name}.cpp LIBS zklock_netfault_trials TIMEOUT 900
+                  LABELS netfaults COST ${_scenario} RESOURCE_LOCK netns)
+  unset(_name)
+endforeach()

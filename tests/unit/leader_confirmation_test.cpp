@@ -177,9 +177,9 @@ TEST(LeaderConfirmationTest, AReconnectIsCreditedOnlyByAnAnswerToARequestSentAft
 // a tick after a new leader was elected, which counts sessions from its election).
 TEST(LeaderConfirmationTest, ACandidateIsAnsweredARelayAndSentALagBeforeTheConfirmingSend) {
   LeaderConfirmation c;
-  c.set_route(false, 2000ms, 1000ms);  // tickTime 2 s
-  c.on_answered(answer(1, kT0, false));            // answered at 2 ms
-  c.on_answered(answer(1, kT0 + 1200ms, false));   // answered at 1202 ms
+  c.set_route(false, 2000ms, 1000ms);             // tickTime 2 s
+  c.on_answered(answer(1, kT0, false));           // answered at 2 ms
+  c.on_answered(answer(1, kT0 + 1200ms, false));  // answered at 1202 ms
   // Sent at 2500 ms: the second is answered by then less a relay, but not sent a lag before.
   EXPECT_EQ(c.on_answered(answer(1, kT0 + 2500ms, true)), kT0);
   // Sent at 3200 ms: both bounds hold for the second.
