@@ -80,7 +80,9 @@ ResolvedHosts resolve_hosts(std::string_view hosts) {
           if (a->ai_family != AF_INET && a->ai_family != AF_INET6) continue;
           const std::string address = numeric_address(a->ai_addr);
           if (address.empty()) continue;
-          std::string listed = address + ":" + port;
+          std::string listed = address;
+          listed += ':';
+          listed += port;
           if (std::find(seen.begin(), seen.end(), listed) != seen.end()) continue;
           seen.push_back(listed);
           if (!out.addresses.empty()) out.addresses += ',';

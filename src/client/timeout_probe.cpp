@@ -28,9 +28,9 @@ std::optional<std::chrono::milliseconds> granted_session_timeout(
     const std::string& addresses, std::chrono::milliseconds requested,
     std::chrono::milliseconds wait, const std::function<bool()>& stop, CLogCallback log) {
   ProbeState probe;
-  zhandle_t* zh = zookeeper_init2(addresses.c_str(), &on_probe_event,
-                                  static_cast<int>(requested.count()), nullptr, &probe,
-                                  ZOO_NO_LOG_CLIENTENV, log);
+  zhandle_t* zh =
+      zookeeper_init2(addresses.c_str(), &on_probe_event, static_cast<int>(requested.count()),
+                      nullptr, &probe, ZOO_NO_LOG_CLIENTENV, log);
   if (zh == nullptr) return std::nullopt;
   std::optional<std::chrono::milliseconds> granted;
   {

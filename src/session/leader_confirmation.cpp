@@ -60,12 +60,12 @@ std::optional<LeaderConfirmation::TimePoint> LeaderConfirmation::on_answered(con
       // The latest send among requests answered by s - relay (the history is in answer order;
       // each entry carries the latest send answered up to it, so the sends rise too), that was
       // itself sent by s - lag.
-      const auto answered_by = std::upper_bound(
-          answered_.begin(), answered_.end(), answer.sent - relay_,
-          [](TimePoint t, const Entry& e) { return t < e.answered; });
-      const auto sent_by = std::upper_bound(
-          answered_.begin(), answered_by, answer.sent - lag_,
-          [](TimePoint t, const Entry& e) { return t < e.latest_sent; });
+      const auto answered_by =
+          std::upper_bound(answered_.begin(), answered_.end(), answer.sent - relay_,
+                           [](TimePoint t, const Entry& e) { return t < e.answered; });
+      const auto sent_by =
+          std::upper_bound(answered_.begin(), answered_by, answer.sent - lag_,
+                           [](TimePoint t, const Entry& e) { return t < e.latest_sent; });
       if (sent_by != answered_.begin()) candidate = std::prev(sent_by)->latest_sent;
     }
   }
