@@ -134,6 +134,21 @@ LivenessDecision LivenessRule::evaluate(const LivenessSettings& s, const Livenes
       wake_by(std::max(stuck_at, allowed));
     }
   }
+
+  // A rescue after a short silence (see the header): once per late answer, while it is recent.
+  if (!d.force_reconnect && connected && in.late_read_at && in.rescue_window.count() > 0 &&
+      d.lost_deadline != TimePoint::max()) {
+    const bool rescued = in.last_reconnect && *in.last_reconnect >= *in.late_read_at;
+    const TimePoint until = *in.late_read_at + s.suspend_after;
+    const TimePoint rescue_at = d.lost_deadline - in.rescue_window;
+    if (!rescued && now < until) {
+      if (now >= rescue_at) {
+        d.force_reconnect = true;
+      } else {
+        wake_by(std::min(rescue_at, until));
+      }
+    }
+  }
   return d;
 }
 

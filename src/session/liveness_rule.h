@@ -11,6 +11,9 @@
 // the latest confirmation - a busy session needs none - and at once after each (re)connection.
 // While Suspended and silent, a fresh connection is forced every `reconnect_interval`, so that the
 // session answers again within a round trip of the network healing instead of after TCP's backoff.
+// And once after a silence too short to have forced one, when the connection answers again but
+// the Lost deadline is nearer than an ordinary confirmation can come (through an ensemble it waits
+// a relay after the answers it confirms): a fresh connection's revalidation is counted at once.
 // A connection whose heartbeat read was answered is not silent - only the leader is slow to answer
 // the sync (a GC pause, a slow disk): it is dropped only once the sync has waited T/2, so that a
 // leader pause does not make every client of the ensemble reconnect at once, while a follower cut
@@ -49,12 +52,19 @@ enum class LinkPhase { kConnected, kAssociating, kConnecting, kEnded };
 
 struct LivenessInputs {
   using TimePoint = BootClock::time_point;
+  using Duration = BootClock::duration;
   TimePoint now;
   std::optional<TimePoint> confirmed;  // latest leader-confirmed send time (this generation)
   LinkPhase phase = LinkPhase::kConnecting;
   std::optional<TimePoint> phase_since;        // when `phase` began (as observed)
   std::optional<TimePoint> heartbeat_pending;  // send time of the heartbeat in flight, if any
-  bool heartbeat_read_answered = false;     // its read came back: the connection works (slow sync)
+  bool heartbeat_read_answered = false;  // its read came back: the connection works (slow sync)
+  // When a heartbeat's read came back late (it waited a heartbeat interval or more): a silence of
+  // the connection just ended. None: not since the last (re)connection.
+  std::optional<TimePoint> late_read_at;
+  // How long before the Lost deadline an ordinary confirmation must be under way: a relay (what
+  // a confirming sync waits after the answers it confirms) and two heartbeat intervals. 0: never.
+  Duration rescue_window{0};
   std::optional<TimePoint> last_heartbeat;  // send time of the latest heartbeat
   bool heartbeat_requested = false;         // (re)connected: prove the session lives at once
   std::optional<TimePoint> last_reconnect;  // when a reconnect was last forced

@@ -189,6 +189,7 @@ void SessionCore::open_generation_locked(unsigned generation) {
   generation_answered_ = false;
   heartbeat_pending_.reset();
   heartbeat_read_answered_ = false;
+  late_read_at_.reset();
   last_heartbeat_.reset();
   heartbeat_requested_ = false;
   last_reconnect_.reset();

@@ -236,7 +236,8 @@ class SessionCore final : public ConnectionListener {
   BootClock::time_point phase_since_{};
   std::optional<BootClock::time_point> heartbeat_pending_;  // send time of the one in flight
   std::uint64_t heartbeat_seq_ = 0;  // numbers heartbeats: a late completion is not the current
-  bool heartbeat_read_answered_ = false;  // the pending heartbeat's read came back
+  bool heartbeat_read_answered_ = false;               // the pending heartbeat's read came back
+  std::optional<BootClock::time_point> late_read_at_;  // LivenessInputs::late_read_at
   std::optional<BootClock::time_point> last_heartbeat_;
   bool heartbeat_requested_ = false;
   std::optional<BootClock::time_point> last_reconnect_;

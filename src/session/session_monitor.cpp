@@ -177,6 +177,10 @@ void SessionCore::heartbeat_done_locked(std::uint64_t seq, const OpResult& r, bo
     heartbeat_pending_.reset();
   } else if (answered(r.rc)) {
     heartbeat_read_answered_ = true;
+    const auto now = BootClock::now();
+    if (heartbeat_pending_ && now - *heartbeat_pending_ >= settings_.heartbeat_interval) {
+      late_read_at_ = now;  // a silence just ended
+    }
   }
 }
 
@@ -217,6 +221,10 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
   in.phase_since = phase_since_;
   in.heartbeat_pending = heartbeat_pending_;
   in.heartbeat_read_answered = heartbeat_read_answered_;
+  in.late_read_at = late_read_at_;
+  in.rescue_window = confirmation_.direct()
+                         ? BootClock::duration(0)
+                         : confirmation_.relay() + 2 * settings_.heartbeat_interval;
   in.last_heartbeat = last_heartbeat_;
   in.heartbeat_requested = heartbeat_requested_;
   in.last_reconnect = last_reconnect_;

@@ -310,6 +310,35 @@ TEST(LivenessRuleTest, ASlowSyncWhileReadsAnswerDropsTheConnectionOnlyAtHalfT) {
   EXPECT_TRUE(silent.evaluate(in, SessionState::kConnected).force_reconnect);
 }
 
+// After a silence too short to force a reconnect, the answers come back but a confirmation
+// through an ensemble waits a relay after them; if the Lost deadline is nearer than that, one
+// fresh connection is forced - its revalidation is counted at once. Not when the deadline is far,
+// and once per silence.
+TEST(LivenessRuleTest, AShortSilenceNearTheDeadlineForcesOneRescueReconnect) {
+  const auto s = settings_for(6s);                   // i = 300 ms, m = 300 ms, suspend_after 2 s
+  LivenessInputs in = healthy(kStart + 4s, kStart);  // deadline kStart + 5.7 s
+  in.late_read_at = kStart + 3900ms;                 // a 1.5 s silence just ended
+  in.rescue_window = 1000ms + 600ms;                 // relay 1 s + 2i
+  LivenessRule rule;
+  EXPECT_FALSE(rule.evaluate(s, in, SessionState::kConnected).force_reconnect);  // 1.7 s left
+  in.now = kStart + 4100ms;                                                      // 1.6 s left
+  EXPECT_TRUE(rule.evaluate(s, in, SessionState::kConnected).force_reconnect);
+  in.last_reconnect = kStart + 4100ms;
+  in.now = kStart + 4400ms;
+  EXPECT_FALSE(rule.evaluate(s, in, SessionState::kConnected).force_reconnect);  // done once
+  // Far from the deadline: no reconnect for a late answer.
+  LivenessInputs far = healthy(kStart + 4s, kStart + 3500ms);
+  far.late_read_at = kStart + 3900ms;
+  far.rescue_window = 1600ms;
+  LivenessRule calm;
+  EXPECT_FALSE(calm.evaluate(s, far, SessionState::kConnected).force_reconnect);
+  // Nor without a late answer.
+  in.late_read_at.reset();
+  in.last_reconnect.reset();
+  LivenessRule quiet;
+  EXPECT_FALSE(quiet.evaluate(s, in, SessionState::kConnected).force_reconnect);
+}
+
 TEST(LivenessRuleTest, BlipArithmeticOfTheDocs) {
   const auto s = settings_for(6s);  // i = 300 ms, m = 300 ms, r = 150 ms
   for (const auto phase : {0ms, 100ms, 200ms, 299ms}) {
