@@ -14,6 +14,7 @@ thread_local const void* current_dispatcher = nullptr;
 EventDispatcher::~EventDispatcher() { stop(); }
 
 void EventDispatcher::start() {
+  started_ = true;
   thread_ = std::thread([state = state_] {
     current_dispatcher = state.get();
     loop(state);
@@ -21,10 +22,15 @@ void EventDispatcher::start() {
 }
 
 void EventDispatcher::stop() noexcept {
+  std::deque<std::function<void()>> never_run;  // destroyed unlocked (they may hold the state)
   {
     std::lock_guard lock(state_->mutex);
     state_->stopping = true;
     state_->wake.notify_all();
+    if (!started_) {  // no thread will ever run what was posted
+      state_->running = false;
+      never_run.swap(state_->tasks);
+    }
   }
   if (!thread_.joinable()) return;
   if (on_thread()) {
@@ -43,7 +49,12 @@ bool EventDispatcher::try_post(std::function<void()>& task) {
 }
 
 void EventDispatcher::post(std::function<void()> task) {
+  std::function<void()> dropped;  // destroyed unlocked: it may hold the state (a cycle otherwise)
   std::lock_guard lock(state_->mutex);
+  if (state_->stopping && !state_->running) {
+    dropped = std::move(task);  // the thread is gone: nothing would ever run it
+    return;
+  }
   state_->tasks.push_back(std::move(task));
   state_->wake.notify_one();
 }
@@ -70,7 +81,10 @@ void EventDispatcher::loop(const std::shared_ptr<State>& state) {
   std::unique_lock lock(state->mutex);
   while (true) {
     state->wake.wait(lock, [&] { return state->stopping || !state->tasks.empty(); });
-    if (state->tasks.empty()) break;  // stopping and drained
+    if (state->tasks.empty()) {  // stopping and drained: later posts are dropped
+      state->running = false;
+      break;
+    }
     auto task = std::move(state->tasks.front());
     state->tasks.pop_front();
     lock.unlock();

@@ -57,6 +57,7 @@ class EventDispatcher {
     std::condition_variable wake;
     std::deque<std::function<void()>> tasks;
     bool stopping = false;
+    bool running = true;  // false once the thread has left its loop
 
     std::mutex listeners_mutex;
     std::mutex delivery_mutex;  // held while a listener runs: remove_listener waits on it
@@ -68,6 +69,7 @@ class EventDispatcher {
 
   const std::shared_ptr<State> state_ = std::make_shared<State>();
   std::thread thread_;
+  bool started_ = false;  // start() ran (set and read by the owner's thread only)
 };
 
 }  // namespace zklock::detail

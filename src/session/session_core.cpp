@@ -178,6 +178,18 @@ void SessionCore::start() {
   monitor_ = std::thread([this] { monitor_loop(); });
   events_.start();
   reaper_ = std::thread([this] { reaper_loop(); });
+  // Beside the first connect; Session's constructor waits for both (finish_probe()).
+  if (options_.server_tick_time.count() <= 0) {
+    probe_thread_ = std::thread([this] {
+      probe_tick();
+      std::lock_guard lock(reaper_mutex_);
+      probe_done_ = true;
+      reaper_wake_.notify_all();
+    });
+  } else {
+    std::lock_guard lock(reaper_mutex_);
+    probe_done_ = true;
+  }
 }
 
 void SessionCore::open_generation_locked(unsigned generation) {
@@ -410,7 +422,7 @@ void SessionCore::probe_tick() {
     std::lock_guard lock(addresses_mutex_);
     addresses = addresses_;
   }
-  const auto wait = std::min<milliseconds>(options_.connect_timeout, std::chrono::seconds(10));
+  const auto wait = options_.connect_timeout;
   const auto granted = granted_session_timeout(
       addresses, kProbeTimeout, wait,
       [this] {
@@ -432,8 +444,12 @@ void SessionCore::probe_tick() {
                                       std::to_string(granted->count() / 2) + " ms");
 }
 
+void SessionCore::finish_probe(milliseconds timeout) noexcept {
+  std::unique_lock lock(reaper_mutex_);
+  reaper_wake_.wait_for(lock, timeout, [&] { return probe_done_; });
+}
+
 void SessionCore::reaper_loop() {
-  if (options_.server_tick_time.count() <= 0) probe_tick();
   std::unique_lock lock(reaper_mutex_);
   while (true) {
     if (reaper_stopping_ && to_close_.empty()) break;
@@ -562,6 +578,7 @@ void SessionCore::close() noexcept {
     reaper_wake_.notify_all();
   }
   if (reaper_.joinable()) reaper_.join();
+  if (probe_thread_.joinable()) probe_thread_.join();  // it stops at once now
   std::deque<std::function<void()>> leftover;
   decltype(scheduled_) dropped;  // destroyed unlocked
   {

@@ -57,8 +57,13 @@ class SessionCore final : public ConnectionListener {
   SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook);
   ~SessionCore() override;
 
-  /// Opens generation 1 and starts the threads.
+  /// Opens generation 1 and starts the threads, and the probe of the ensemble's tickTime
+  /// (probe_tick) beside the first connect.
   void start();
+  /// Waits, at most `timeout`, for the probe started by start() to end (it gives up after the
+  /// connect timeout, or at once after close()). Session's constructor calls it, so that the
+  /// probe's own connection and threads are normally gone by the time the Session is handed out.
+  void finish_probe(std::chrono::milliseconds timeout) noexcept;
   void close() noexcept;
   bool closed() const noexcept { return closed_.load(); }
 
@@ -287,6 +292,7 @@ class SessionCore final : public ConnectionListener {
   std::deque<EndedConnection> to_close_;
   bool reaper_stopping_ = false;
   BootClock::time_point last_resolve_{};
+  bool probe_done_ = false;
   bool resolve_requested_ = false;
 
   // The hosts' numeric addresses, as last resolved (a leaf lock).
@@ -295,6 +301,7 @@ class SessionCore final : public ConnectionListener {
 
   std::thread monitor_;
   std::thread reaper_;
+  std::thread probe_thread_;
 };
 
 /// How zklock's recipes reach a Session's core (a friend of Session; not for applications).

@@ -289,6 +289,11 @@ int run_holder() {
   so.session_timeout = std::chrono::milliseconds(o.session_timeout_ms);
   so.connect_timeout = 10s;
   so.log_level = zklock::LogLevel::kWarn;  // to stderr: the test's per-process log file
+  // ZKLOCK_FAULT_HOLDER_DEBUG=1: the session's debug lines too (forced reconnects, the route), for
+  // looking into a trial by hand.
+  if (const char* debug = std::getenv("ZKLOCK_FAULT_HOLDER_DEBUG"); debug && *debug == '1') {
+    so.log_level = zklock::LogLevel::kDebug;
+  }
 
   std::unique_ptr<zklock::Session> session;
   while (!session) {
