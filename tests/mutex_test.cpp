@@ -181,18 +181,20 @@ TEST(MutexTest, TryLockForIsAnOverallDeadlineNotPerWait) {
   Mutex ahead(b, held.path), timed(c, held.path);
   Waiter first_in_queue(ahead);
   ASSERT_TRUE(wait_until([&] { return held.nodes().size() == 2; }, 5s));
-  // `timed` waits behind `ahead`; when `ahead` leaves, `timed` is woken and waits again (on the
-  // holder). An overall deadline still ends at start + 1.5 s; a per-wait one would restart.
+  // `timed` waits behind `ahead`; when `ahead` leaves (at 3 s), `timed` is woken and waits again
+  // (on the holder). An overall deadline still ends at start + 3.5 s, and try_lock_for returns
+  // after its cleanup (at most T/3 = 1.33 s more, one round trip on a healthy server): before
+  // 4.9 s. A per-wait deadline would restart at 3 s and end no earlier than 6.5 s.
   std::thread leave([&] {
-    std::this_thread::sleep_for(1s);  // the fault being injected, not synchronisation
+    std::this_thread::sleep_for(3s);  // the fault being injected, not synchronisation
     ahead.cancel();
   });
   const auto start = Clock::now();
-  EXPECT_FALSE(timed.try_lock_for(1500ms));
+  EXPECT_FALSE(timed.try_lock_for(3500ms));
   const auto elapsed = Clock::now() - start;
   leave.join();
-  EXPECT_GE(elapsed, 1500ms);
-  EXPECT_LT(elapsed, 2400ms) << "the deadline restarted when the predecessor changed";
+  EXPECT_GE(elapsed, 3500ms);
+  EXPECT_LT(elapsed, 4900ms) << "the deadline restarted when the predecessor changed";
   EXPECT_TRUE(first_in_queue.cancelled() || (first_in_queue.join(), first_in_queue.cancelled()));
 }
 
