@@ -13,6 +13,7 @@
 
 #include "held_lock.h"
 #include "lost_reports.h"
+#include "run_with_deadline.h"
 #include "scripted_hook.h"
 #include "support/proc_status.h"
 #include "test_env.h"
@@ -273,6 +274,42 @@ TEST(AsyncLockTest, TheHandlerRunsOnTheGivenExecutor) {
     ASSERT_TRUE(queue_cv.wait_for(lock, 10s, [&] { return !queue.empty(); }));
     queue.clear();  // dropped, never run
   }
+  expect_clean(s, server.port, path);
+}
+
+// An executor that drops the work it is given at once (a loop already shut down) may do so while
+// the thread that settled the request is still finishing: the lock the work carried must be
+// released by the drop, on whichever thread, and never by the settling thread under the Mutex's own
+// lock (that deadlocked it: CI saw it under ThreadSanitizer). The race is narrow, so it is run
+// many times; a hang fails the test instead of timing out the binary.
+TEST(AsyncLockTest, AnExecutorDroppingTheWorkAtOnceReleasesTheLockWithoutDeadlock) {
+  auto server = shared_server();
+  const std::string path = unique_path("dropping-executor");
+  Session s(options_for(server.connect));
+  std::atomic<int> dropped{0};
+  std::atomic<int> ran{0};
+  AsyncLockOptions options;
+  options.executor = [&](std::function<void()> work) {
+    work = nullptr;  // dropped here, on the events thread, at once
+    ++dropped;
+  };
+  constexpr int kRounds = 300;
+  int rounds = 0;
+  run_with_deadline(
+      [&] {
+        Mutex m(s, path);
+        for (; rounds < kRounds; ++rounds) {
+          m.async_lock([&](std::error_code, Hold) { ++ran; }, options);
+          if (!wait_until([&] { return dropped.load() == rounds + 1; }, 10s)) break;
+          // The dropped work released its lock: the next round acquires it at once.
+          if (!wait_until([&] { return lock_children(s, path).empty(); }, 10s)) break;
+        }
+        return true;
+      },
+      120s, "acquisitions whose work an executor drops, then ~Mutex");
+  EXPECT_EQ(rounds, kRounds);
+  EXPECT_EQ(dropped.load(), kRounds);
+  EXPECT_EQ(ran.load(), 0);
   expect_clean(s, server.port, path);
 }
 
