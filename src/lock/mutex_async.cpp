@@ -88,8 +88,11 @@ void MutexCore::settle_async_locked(const AttemptPtr& a, Errc code) {
     *hold = HoldAccess::make_hold(shared_from_this(), a, *async.acquisition);
   }
   // The Hold travels inside the task: a task that is never run (an executor that drops its work)
-  // destroys it, which releases the lock - nothing is left held by nobody.
-  std::function<void()> deliver = [handler = std::move(async.handler), code, hold] {
+  // destroys it, which releases the lock - nothing is left held by nobody. The task holds the only
+  // reference: were this thread to keep one, an executor dropping the work before this returns
+  // would leave the last reference here, and ~Hold would take mutex_, which this thread holds.
+  std::function<void()> deliver = [handler = std::move(async.handler), code,
+                                   hold = std::move(hold)] {
     handler(make_error_code(code), std::move(*hold));
   };
   session_->post_event_or_detach(
@@ -224,16 +227,22 @@ std::future<Hold> lock_future(const std::shared_ptr<MutexCore>& core, ContenderK
   auto promise = std::make_shared<std::promise<Hold>>();
   std::future<Hold> future = promise->get_future();
   const std::string context = core->context() + "::lock_future";
+  // The handler lets go of the promise before it returns, so that the future (the caller's) holds
+  // the last reference to the shared state and the error inside it: the state, and an exception
+  // the caller may be reading, are then freed on the caller's thread, never on this one behind it
+  // (libstdc++ counts an exception_ptr's references in code ThreadSanitizer does not see, so a
+  // free here would be reported as a race with the caller's catch block).
   core->async_acquire(kind, std::move(options),
-                      [promise, context](std::error_code error, Hold hold) {
+                      [promise, context](std::error_code error, Hold hold) mutable {
+                        const auto fulfilled = std::move(promise);
                         if (!error) {
-                          promise->set_value(std::move(hold));
+                          fulfilled->set_value(std::move(hold));
                           return;
                         }
                         try {
                           throw_error(static_cast<Errc>(error.value()), context);
                         } catch (...) {
-                          promise->set_exception(std::current_exception());
+                          fulfilled->set_exception(std::current_exception());
                         }
                       });
   return future;
