@@ -52,7 +52,8 @@ configure() {  # DIR ARGS...
   local dir=$1
   shift
   # shellcheck disable=SC2086
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKLOCK_WERROR=$werror "$@" ${CMAKE_ARGS:-}
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKLOCK_WERROR=$werror \
+    "${ci_build_flags[@]}" "$@" ${CMAKE_ARGS:-}
 }
 run_ctest() {  # DIR JOBS ARGS...
   local dir=$1 j=$2
@@ -106,12 +107,16 @@ gate_fuzz() { scripts/fuzz.sh; }
 
 gates=("$@")
 ci=false
+ci_build_flags=()
 if [ ${#gates[@]} -eq 0 ]; then
   gates=(build)
 elif [ "${gates[*]}" = "ci" ]; then
   ci=true
   gates=(format docs compile tidy suite demo asan tsan fuzz)
   werror=ON
+  # RelWithDebInfo with line tables only (-g1): a fifth less compile time than -g, and a
+  # backtrace still names file and line.
+  ci_build_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 fi
 for g in "${gates[@]}"; do
   declare -F "gate_$g" >/dev/null || { echo "scripts/test.sh: no gate \"$g\"" >&2; exit 64; }

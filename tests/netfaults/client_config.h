@@ -5,11 +5,12 @@
 //  * chroot      "ADDRESS:PORT/zklock-nf": every path is under the chroot /zklock-nf, which must
 //                exist beforehand (ensure_chroot: the C client prepends it to every path and does
 //                not create it, and zklock creates only the missing parents of a lock path below
-//                it); zklock cannot read /zookeeper/config through a chroot;
+//                it); zklock still reads /zookeeper/config (the C client's getconfig ignores the
+//                chroot), and until it has, it takes the route through an ensemble;
 //  * hostnames   "NAME:PORT", NAME resolved by the client's namespace's own hosts file
-//                (NetnsEnsemble::hosts_entries, NetNamespace::set_hosts): the C client resolves it
-//                with getaddrinfo at zookeeper_init and again at every zoo_set_servers (zklock's
-//                forced reconnects);
+//                (NetnsEnsemble::hosts_entries, NetNamespace::set_hosts): zklock resolves it
+//                itself (src/client/host_resolver) and hands the C client numeric addresses,
+//                again every minute and while it reconnects;
 //  * all-listed  every voter's "ADDRESS:PORT", although the client's namespace routes reach only
 //                its own node: a connect() to any other server fails at once (ENETUNREACH, no
 //                route), and the C client moves on to the next address of its (shuffled) list -

@@ -11,8 +11,8 @@
 // lost its quorum and steps down. The followers give up on L after syncLimit x tickTime = 10 s of
 // silence, elect a new leader, and the new leader expires the holders' sessions T (rounded up to
 // its tick) after it took over, and hands their locks to the waiters. What decides safety is how
-// long after the new leader's election the stale one still answered syncs: zklock's lag (T/4:
-// the client is not told tickTime) and margin must cover it.
+// long after the new leader's election the stale one still answered syncs: zklock's lag (a whole
+// tickTime through any ensemble, docs/sessions.md) and margin must cover it.
 //
 // Holders, each on its own lock path and fenced store, all sharing the trial's cut, in four client
 // configurations (client_config.h): plain, chroot (/zklock-nf), host names (the namespace's own
