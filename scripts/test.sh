@@ -46,7 +46,7 @@ sanitizer_build=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" -DZKLOCK_TE
 asan_excluded_tests="^(fault_suite_test)$"
 tsan_suites=(session_test session_robustness_test session_handover_test session_resolver_test
              mutex_test mutex_lifetime_test mutex_cleanup_test shared_mutex_test async_lock_test
-             lock_set_test semaphore_test)
+             lock_set_test semaphore_test semaphore_cleanup_test)
 
 configure() {  # DIR ARGS...
   local dir=$1

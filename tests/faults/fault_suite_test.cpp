@@ -4,7 +4,8 @@
 // (SIGSTOP past the session timeout: a GC pause), SIGKILLs them, drops a reply, kills ZooKeeper
 // servers; then the checker (fault_checker.h) reads every log and finds each violation of the
 // lock's guarantees. Every scenario ends with no lock node and no watch left on the server (the
-// trial runner, trial.h; the checker's own tests are in fault_checker_test.cpp).
+// trial runner, trial.h; the checker's own tests are in fault_checker_test.cpp, and
+// broken_holder_test.cpp shows it failing a run of holders that break the rules).
 //
 // Sessions: T = 3 s on a server with tickTime 200 ms (4 s on the 3-node ensemble, tickTime 500 ms).
 // Figures: each scenario prints a "RELIABILITY ..." line (docs/reliability.md is built from them).
@@ -564,61 +565,6 @@ TEST(FaultSuite, RandomisedFaultsNeverTwoHolders) {
         3 * kT + 20s))
         << "no progress after the faults stopped";
   });
-}
-
-// =============================================================================================
-// Broken holders: the checker must catch them (and so can fail on a real run). One trial each,
-// judged by the test (stop_and_check) instead of required clean (finish).
-
-class FaultSuiteBrokenHolder : public ::testing::Test {
- protected:
-  const std::unique_ptr<Trial> trial_ = standalone_trial();
-  Trial& run_ = *trial_;
-};
-
-TEST_F(FaultSuiteBrokenHolder, CheckerCatchesAHolderThatIgnoresLost) {
-  auto& h = run_.spawn("H", true,
-                       {"--ignore-lost", "--hold-until-signal", "--write-pause-ms", "20",
-                        "--rounds", "1", "--linger"});
-  ASSERT_TRUE(run_.wait_acquired(h, 20s));
-  auto& w = run_.spawn("W", false, kHoldOnce);
-  ASSERT_TRUE(run_.wait_children(2, 20s));
-  run_.blackhole(h, "until-takeover");
-  ASSERT_TRUE(run_.wait_acquired(w, 3 * kT + 10s));
-  // It keeps writing; once the new holder has written, the fence refuses it.
-  ASSERT_TRUE(run_.wait_log(
-      h,
-      [](const HolderLog& l) {
-        return l.first_at("write_result", {{"result", "rejected"}}).has_value();
-      },
-      10s));
-  // Stop both (finish() expects a clean run; this one must not be), then check the logs.
-  run_.heal(h);
-  const CheckReport r = run_.stop_and_check("broken holder (--ignore-lost)");
-  EXPECT_TRUE(r.has("write-after-end")) << r.describe();
-  EXPECT_GT(r.rejected, 0u);
-  EXPECT_FALSE(r.has("two-holders")) << "it was told; it just did not listen";
-  print_line(reliability_line("broken_ignore_lost", 1, run_.faults().injected(), r,
-                              "expected_violations=yes"));
-}
-
-TEST_F(FaultSuiteBrokenHolder, CheckerCatchesAHolderWritingWithAStaleToken) {
-  auto& a = run_.spawn("A", false,
-                       {"--stale-token", "--hold-until-signal", "--write-pause-ms", "20",
-                        "--rounds", "2", "--linger"});
-  ASSERT_TRUE(run_.wait_acquired(a, 20s));
-  auto& b = run_.spawn("B", false, {"--rounds", "1", "--writes", "2", "--linger"});
-  ASSERT_TRUE(run_.wait_children(2, 20s));
-  a.process->signal(SIGUSR1);  // A releases, B takes over and writes, A queues again
-  ASSERT_TRUE(run_.wait_released(b, 20s));
-  ASSERT_TRUE(run_.wait_log(
-      a, [](const HolderLog& l) { return l.of("gave_up").size() == 1; }, 20s))
-      << "A's second hold did not end with its write refused\n"
-      << read_file(a.log_path);
-  const CheckReport r = run_.stop_and_check("broken holder (--stale-token)");
-  EXPECT_TRUE(r.has("refused-while-holding")) << r.describe();
-  EXPECT_EQ(r.violations.size(), 1u) << "only the stale write is wrong in this run";
-  print_line(reliability_line("broken_stale_token", 1, 0, r, "expected_violations=yes"));
 }
 
 }  // namespace

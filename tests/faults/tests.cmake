@@ -19,7 +19,8 @@ add_executable(fault_holder ${_faults}/fault_holder.cpp)
 target_link_libraries(fault_holder PRIVATE zklock zklock_fault_tools Threads::Threads)
 
 zklock_add_unit_test(fault_checker_test ${_faults}/fault_checker_test.cpp LIBS zklock_fault_tools)
-zklock_add_test(fault_suite_test ${_faults}/fault_suite_test.cpp ${_faults}/trial.cpp
+zklock_add_test(fault_suite_test ${_faults}/fault_suite_test.cpp ${_faults}/broken_holder_test.cpp
+                ${_faults}/trial.cpp
                 LIBS zklock zklock_fault_tools TIMEOUT 900 LABELS faults COST 115)
 target_compile_definitions(fault_suite_test PRIVATE FAULT_HOLDER_BIN="$<TARGET_FILE:fault_holder>")
 add_dependencies(fault_suite_test fault_holder)

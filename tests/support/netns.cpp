@@ -28,6 +28,8 @@
 #include <system_error>
 #include <thread>
 
+#include "support/files.h"
+#include "support/netns_state.h"
 #include "support/process.h"
 #include "support/zk_server.h"
 
@@ -35,20 +37,10 @@ namespace zklock::testing {
 namespace {
 
 constexpr auto kToolTimeout = std::chrono::seconds(30);
-constexpr const char* kStateDir = "/run/zklock-netns";
 constexpr const char* kEtcNetns = "/etc/netns";  // `ip netns exec` mounts /etc/netns/<ns>/* on /etc
 constexpr int kBlocks = 64;                      // /22 blocks in 10.213.0.0/16
 constexpr int kSlotsPerBlock = 256;              // /30 links in a /22
 constexpr std::size_t kMaxNameLength = 15;       // IFNAMSIZ - 1
-
-std::string errno_text(const std::string& what, int error) {
-  return what + ": " + std::generic_category().message(error);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 std::string join(const std::vector<std::string>& words) {
   std::string text;
@@ -72,39 +64,6 @@ std::optional<std::string> find_tool(const std::string& name) {
   }
   return std::nullopt;
 }
-
-std::string state_dir() {
-  ::mkdir(kStateDir, 0755);  // EEXIST is fine; any other failure shows at the open() that follows
-  return kStateDir;
-}
-
-// An flock'd file, unlocked and closed by the destructor.
-class FileLock {
- public:
-  FileLock(const std::string& path, bool wait) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error(errno_text("cannot open " + path, errno));
-    int rc;
-    do {
-      rc = ::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB));
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  bool held() const { return fd_ >= 0; }
-  // Keeps the lock until the process exits.
-  void leak() { fd_ = -1; }
-
- private:
-  int fd_ = -1;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Names and addresses
@@ -171,70 +130,6 @@ class AddressBlock {
 };
 
 // ---------------------------------------------------------------------------------------------
-// ip_forward, shared by the test processes of the machine
-
-constexpr const char* kIpForward = "/proc/sys/net/ipv4/ip_forward";
-
-struct ForwardingState {
-  char original = '\0';  // '\0': no state (nobody uses forwarding)
-  std::vector<int> users;
-};
-
-std::string forwarding_state_path() { return state_dir() + "/ip_forward.state"; }
-
-ForwardingState read_forwarding_state() {
-  ForwardingState state;
-  std::istringstream lines(read_file(forwarding_state_path()));
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("original=", 0) == 0 && line.size() > 9) state.original = line[9];
-    if (line.rfind("pid=", 0) == 0) state.users.push_back(std::atoi(line.c_str() + 4));
-  }
-  return state;
-}
-
-void write_forwarding_state(const ForwardingState& state) {
-  const std::string path = forwarding_state_path();
-  if (state.users.empty()) {
-    ::unlink(path.c_str());
-    return;
-  }
-  std::ofstream out(path, std::ios::trunc);
-  out << "original=" << state.original << "\n";
-  for (int pid : state.users) out << "pid=" << pid << "\n";
-  out.close();
-  if (!out) throw std::runtime_error("netns: cannot write " + path);
-}
-
-void write_ip_forward(char value) {
-  std::ofstream out(kIpForward);
-  out << value << "\n";
-  out.close();
-  if (!out) throw std::runtime_error(std::string("netns: cannot write ") + kIpForward);
-}
-
-// Drops users that are gone (and `remove`, when not 0); restores the original value once nobody
-// is left. Call with the state lock held.
-void drop_forwarding_users(ForwardingState& state, int remove) {
-  std::vector<int> alive;
-  for (int pid : state.users) {
-    if (pid != remove && pid_alive(pid)) alive.push_back(pid);
-  }
-  state.users = alive;
-  if (state.users.empty() && state.original != '\0') {
-    try {
-      write_ip_forward(state.original);
-    } catch (const std::exception&) {
-      // Nothing better to do in a destructor or a sweep; the next sweep tries again.
-      return;
-    }
-  }
-  write_forwarding_state(state);
-}
-
-std::mutex g_forwarding_mutex;
-int g_forwarding_count = 0;  // IpForwarding objects alive in this process
-
-// ---------------------------------------------------------------------------------------------
 // Sweep
 
 // pid in "zkl<pid><kind><n>", or 0 when `name` is not one of ours.
@@ -288,15 +183,8 @@ std::vector<std::string> sweep(bool including_self) {
     if (std::filesystem::remove_all(entry.path(), ignored) > 0)
       removed.push_back(entry.path().string());
   }
-  FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
-  ForwardingState state = read_forwarding_state();
-  if (!state.users.empty()) drop_forwarding_users(state, including_self ? self : 0);
+  release_ip_forwarding_of_gone_users(including_self ? self : 0);
   return removed;
-}
-
-void sweep_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { sweep(/*including_self=*/true); });
 }
 
 std::string describe(const NetToolResult& r) {
@@ -311,6 +199,11 @@ std::vector<std::string> in_netns(const NetNamespace* netns, std::vector<std::st
 }
 
 }  // namespace
+
+void sweep_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { sweep(/*including_self=*/true); });
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -587,51 +480,6 @@ Route::~Route() {
     run_net_tool(argv);
   } catch (...) {
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// IpForwarding
-
-IpForwarding::IpForwarding() {
-  sweep_once();
-  std::lock_guard in_process(g_forwarding_mutex);
-  if (g_forwarding_count++ > 0) return;
-  try {
-    FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
-    ForwardingState state = read_forwarding_state();
-    drop_forwarding_users(state, 0);
-    if (state.users.empty()) state.original = ip_forward_value();
-    if (state.original != '0' && state.original != '1') {
-      throw std::runtime_error(std::string("netns: cannot read ") + kIpForward);
-    }
-    state.users.push_back(static_cast<int>(::getpid()));
-    write_forwarding_state(state);  // first: a crash after the switch is then swept
-    write_ip_forward('1');
-  } catch (...) {
-    --g_forwarding_count;
-    throw;
-  }
-}
-
-IpForwarding::~IpForwarding() {
-  std::lock_guard in_process(g_forwarding_mutex);
-  if (--g_forwarding_count > 0) return;
-  try {
-    FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
-    ForwardingState state = read_forwarding_state();
-    drop_forwarding_users(state, static_cast<int>(::getpid()));
-  } catch (...) {
-  }
-}
-
-char ip_forward_value() {
-  const std::string text = read_file(kIpForward);
-  return text.empty() ? '?' : text[0];
-}
-
-std::vector<int> ip_forward_users() {
-  FileLock lock(state_dir() + "/ip_forward.lock", /*wait=*/true);
-  return read_forwarding_state().users;
 }
 
 }  // namespace zklock::testing
