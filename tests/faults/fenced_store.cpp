@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "support/stall_watch.h"
 #include "support/wait.h"
 
 namespace zklock::testing::faults {
@@ -60,11 +61,7 @@ bool parse_int(const std::string& text, std::int64_t& out) {
 
 }  // namespace
 
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+std::int64_t monotonic_ns() { return monotonic_clock_ns(); }
 
 std::int64_t to_ns(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();

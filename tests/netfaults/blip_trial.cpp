@@ -20,6 +20,7 @@
 #include "fault_env.h"
 #include "fenced_store.h"
 #include "support/process.h"
+#include "support/stall_watch.h"
 #include "support/wait.h"
 #include "test_env.h"
 
@@ -78,6 +79,7 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   const std::string& name = plan.name;
   const milliseconds session = plan.session;
   std::mt19937 rng(seed);
+  start_stall_watch();
   std::this_thread::sleep_for(milliseconds(rng() % 1000));  // stagger the trials
 
   FaultLog faults(plan.dir + "/" + name + ".faults");
@@ -154,6 +156,7 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
         return unnoticed;
       },
       3 * session, 10ms);
+  const std::int64_t settled_ns = faults::monotonic_ns();
   if (!settled) r.error = "neither told Lost nor Held again within 3 T of the heal";
   if (holder.told_lost_ns() == 0 && (back() || unnoticed)) {
     holder.finish();  // the hold ends normally; the waiter takes over after the release
@@ -170,6 +173,11 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   if (r.kept && kind == ContenderKind::kExecHolder && !exited_with(r.outcome.holder_status, 0)) {
     r.error = "zklock exec kept the lock but did not exit 0";
   }
+  // The machine itself stalled (every process frozen: a VM its host did not run) from a T before
+  // the cut to the outcome: the session's silence was longer than the blip, as if it had
+  // overshot. Not applicable either.
+  r.stall_ns = longest_stall_ns(r.cut_ns - std::chrono::nanoseconds(session).count(), settled_ns);
+  if (r.stall_ns > margin_ns) r.applicable = false;
   r.evidence = holder.evidence() + "\n" + waiter.evidence();
   return r;
 }
@@ -194,11 +202,16 @@ BlipResult run_blip(const BlipPlan& plan, unsigned seed) {
     worst_overshoot = std::max(worst_overshoot, r.worst_overshoot_ns);
     r.worst_overshoot_ns = worst_overshoot;
     r.not_applicable = attempt;
-    if (r.applicable || !r.error.empty()) {
+    // An error before the blip (nothing cut yet) is the trial's own; an applicable one is judged.
+    if (r.applicable || r.cut_ns == 0) {
       r.rerun_problems = rerun_problems;
       return r;
     }
-    // Not applicable: what held whatever the length is still judged; the rest is run again.
+    // Not applicable: the machine did not run the fault as designed (tc healed late, or the whole
+    // machine stalled - seen: 12 s in which no process ran, so that the waiter's own session was
+    // lost too and it never acquired). What held whatever the length is still judged - never two
+    // holders, no fault_checker violation; the rest, an error of the attempt included, is run
+    // again.
     const std::string problems = safety_problems(r);
     if (!problems.empty()) {
       rerun_problems += "\n  in the not-applicable attempt " + p.name + " (" + describe(r) +
@@ -213,7 +226,7 @@ BlipResult run_blip(const BlipPlan& plan, unsigned seed) {
           ms(static_cast<std::int64_t>(plan.x * static_cast<double>(plan.session.count()) * 1e6)) +
           " ms) by more than the margin of " +
           std::to_string(overshoot_margin(plan.session).count()) + " ms (worst overshoot " +
-          ms(worst_overshoot) + " ms): the machine is too loaded";
+          ms(worst_overshoot) + " ms), or the machine stalled longer than that: it is too loaded";
       return r;
     }
   }
@@ -223,6 +236,7 @@ std::string describe(const BlipResult& r) {
   std::string text = r.plan.name + " (" + to_string(r.plan.config) + ", " + r.plan.server +
                      ", blip " + ms(r.outage_ns()) + " ms measured): ";
   const PairOutcome& o = r.outcome;
+  if (r.stall_ns != 0) text += "the machine stalled " + ms(r.stall_ns) + " ms, ";
   text += r.kept           ? "kept"
           : o.told_ns != 0 ? "told Lost " + ms(o.told_ns - r.cut_ns) + " ms after the cut"
                            : "not kept, never told Lost";

@@ -12,10 +12,11 @@
 // (both `tc` commands of each included). A trial whose outage overshot d by more than the
 // session's lost margin (max(T/20, 50 ms), the library's default) did not test the blip it was
 // meant to: it is NOT APPLICABLE - never a pass, never a failure of the library - and is run
-// again, at most kMaxReruns times. One still not applicable after that fails loudly: "could not
-// run as designed". The rules that hold whatever the length - never two holders, no
-// fault_checker violation, exit 76 for a lost `zklock exec` - are checked on every attempt, the
-// not-applicable ones included.
+// again, at most kMaxReruns times. So is one across which the machine itself stalled (every
+// process frozen, support/stall_watch.h) for longer than that margin. One still not applicable
+// after that fails loudly: "could not run as designed". The rules that hold whatever the length -
+// never two holders, no fault_checker violation, exit 76 for a lost `zklock exec` - are checked on
+// every attempt, the not-applicable ones included.
 #pragma once
 
 #include <chrono>
@@ -60,7 +61,9 @@ struct BlipResult {
   std::string error;                    // the trial could not run as designed
   std::int64_t cut_ns = 0;              // just before the first `tc` of the cut
   std::int64_t heal_ns = 0;             // just after the last `tc` of the heal
-  bool applicable = true;               // the measured outage overshot d by at most the margin
+  bool applicable = true;               // the measured outage overshot d by at most the margin,
+                                        // and the machine never stalled longer than that
+  std::int64_t stall_ns = 0;            // longest stall of the machine (support/stall_watch.h)
   int not_applicable = 0;               // attempts before this one that were not applicable
   std::int64_t worst_overshoot_ns = 0;  // over every attempt
   std::string rerun_problems;  // length-independent failures of the not-applicable attempts
