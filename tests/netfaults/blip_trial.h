@@ -9,14 +9,19 @@
 // Then the pair is judged (judge_pair, fault_checker).
 //
 // Measured, not asked: the outage is measured from just before the cut to just after the heal
-// (both `tc` commands of each included). A trial whose outage overshot d by more than the
-// session's lost margin (max(T/20, 50 ms), the library's default) did not test the blip it was
-// meant to: it is NOT APPLICABLE - never a pass, never a failure of the library - and is run
-// again, at most kMaxReruns times. So is one across which the machine itself stalled (every
-// process frozen, support/stall_watch.h) for longer than that margin. One still not applicable
-// after that fails loudly: "could not run as designed". The rules that hold whatever the length -
-// never two holders, no fault_checker violation, exit 76 for a lost `zklock exec` - are checked on
-// every attempt, the not-applicable ones included.
+// (both `tc` commands of each included), and a watch thread sees whether the whole machine
+// stalled (every process frozen, support/stall_watch.h). When the silence the holder saw was
+// longer than d by more than the session's lost margin (max(T/20, 50 ms), the library's
+// default), an outcome that a longer silence cannot have caused still stands: a kept lock kept a
+// longer blip than asked (the budget only shrinks as the silence grows), a lock lost and told
+// before the takeover is what a blip past the budget must give, a kept lock that had to be lost
+// is wrong at any length. Any other outcome (lost where it should have been kept, an error such
+// as a waiter whose own session a stall cost) may be the overshoot's doing: the trial is NOT
+// APPLICABLE - never a pass, never a failure of the library - and is run again, at most
+// kMaxReruns times. One that is never applicable is reported (NOT APPLICABLE, and its line's
+// not_applicable=) and not judged. The rules that hold whatever the length - never two holders,
+// no fault_checker violation, exit 76 for a lost `zklock exec` - are checked on every attempt,
+// the not-applicable ones included.
 #pragma once
 
 #include <chrono>
@@ -64,6 +69,8 @@ struct BlipResult {
   bool applicable = true;               // the measured outage overshot d by at most the margin,
                                         // and the machine never stalled longer than that
   std::int64_t stall_ns = 0;            // longest stall of the machine (support/stall_watch.h)
+  bool never_applicable = false;        // not applicable in every attempt: not judged but for
+                                        // what holds whatever the length
   int not_applicable = 0;               // attempts before this one that were not applicable
   std::int64_t worst_overshoot_ns = 0;  // over every attempt
   std::string rerun_problems;  // length-independent failures of the not-applicable attempts

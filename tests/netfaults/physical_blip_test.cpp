@@ -24,10 +24,11 @@
 // the test saw it report the lock Held again (polled every 10 ms).
 //
 // Judged by what was measured, not by what was asked (issue 21; blip_trial.h): the outage runs
-// from just before the cut to just after the heal, and a trial whose outage overshot d by more
-// than the session's lost margin (T/20) is not applicable - re-run, at most 3 times, counted on
-// the line as not_applicable=, and a failure ("could not run as designed") if it never runs as
-// designed. One parseable line per configuration:
+// from just before the cut to just after the heal, and a trial whose silence overshot d by more
+// than the session's lost margin (T/20) - tc late, or the machine stalled - with an outcome the
+// overshoot may have caused is not applicable: re-run, at most 3 times, counted on the line as
+// not_applicable=, reported (NOT APPLICABLE) and not judged if it never runs as designed. One
+// parseable line per configuration:
 //   RELIABILITY suite=netfaults scenario=physical-blip config=plain server=standalone
 //     client=mutex|exec session_ms=... blip_x_T=... trials=... not_applicable=... kept=...
 // The production configurations (chroot, host names, an ensemble, an observer) are in
