@@ -9,8 +9,10 @@
 // Then the pair is judged (judge_pair, fault_checker).
 //
 // Measured, not asked: the outage is measured from just before the cut to just after the heal
-// (both `tc` commands of each included), and a watch thread sees whether the whole machine
-// stalled (every process frozen, support/stall_watch.h). When the silence the holder saw was
+// (both `tc` commands of each included), a watch thread sees whether the whole machine stalled
+// (every process frozen, support/stall_watch.h), and the waiter - on a link never cut - shows
+// whether the servers served their clients (its session never Suspended nor Lost); when they did
+// not, the holder's silence was longer than the blip too. When the silence the holder saw was
 // longer than d by more than the session's lost margin (max(T/20, 50 ms), the library's
 // default), an outcome that a longer silence cannot have caused still stands: a kept lock kept a
 // longer blip than asked (the budget only shrinks as the silence grows), a lock lost and told
@@ -69,6 +71,8 @@ struct BlipResult {
   bool applicable = true;               // the measured outage overshot d by at most the margin,
                                         // and the machine never stalled longer than that
   std::int64_t stall_ns = 0;            // longest stall of the machine (support/stall_watch.h)
+  bool servers_failed = false;          // the waiter's own session (never cut) went Suspended or
+                                        // Lost before the outcome
   bool never_applicable = false;        // not applicable in every attempt: not judged but for
                                         // what holds whatever the length
   int not_applicable = 0;               // attempts before this one that were not applicable

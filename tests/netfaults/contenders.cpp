@@ -172,6 +172,16 @@ bool Contender::saw_suspended() const {
   return first_at(events(), "lock_state", "state", "Suspended") != 0;
 }
 
+std::int64_t Contender::session_trouble_ns() const {
+  const faults::HolderLog& log = events();
+  std::int64_t first = 0;
+  for (const char* state : {"Suspended", "Lost"}) {
+    const std::int64_t at = first_at(log, "session", "state", state);
+    if (at != 0 && (first == 0 || at < first)) first = at;
+  }
+  return first;
+}
+
 bool Contender::exec_says_back() const {
   return kind_ == ContenderKind::kExecHolder &&
          read_text(out_path()).find("connection to ZooKeeper back") != std::string::npos;
