@@ -435,16 +435,18 @@ TEST(MutexTest, ServerRestartWhileHoldingAndWaiting) {
   if (using_external_server()) GTEST_SKIP() << "needs a server of its own to restart";
   auto server = ZkServer::start();
   const std::string path = "/restart/lock";
-  Session a(options_for(server->connect_string(), 10000ms)),
-      b(options_for(server->connect_string(), 10000ms));
+  // A 30 s session: what is tested is that the sessions, their locks and the watch survive a
+  // restart, not how fast a JVM restarts (CI saw one take most of a 10 s session).
+  Session a(options_for(server->connect_string(), 30000ms)),
+      b(options_for(server->connect_string(), 30000ms));
   Mutex holder(a, path), waiter(b, path);
   holder.lock();
   Waiter w(waiter);
   ASSERT_TRUE(wait_until([&] { return lock_children(a, path).size() == 2; }, 5s));
   server->stop();
-  ASSERT_TRUE(wait_until([&] { return holder.state() == LockState::kSuspended; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return holder.state() == LockState::kSuspended; }, 20s));
   server->restart();
-  ASSERT_TRUE(wait_until([&] { return holder.state() == LockState::kHeld; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return holder.state() == LockState::kHeld; }, 25s));
   EXPECT_FALSE(w.acquired());
   holder.unlock();
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 10s));  // its watch survived the restart

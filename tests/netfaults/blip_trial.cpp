@@ -182,10 +182,10 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   // error - may be the overshoot's doing: the trial is not applicable.
   r.stall_ns = longest_stall_ns(r.cut_ns - std::chrono::nanoseconds(session).count(), settled_ns);
   // So is one in which the servers themselves did not serve a client on a healthy link: the
-  // waiter (never cut) went Suspended or Lost before the outcome - seen under two busy loops and
-  // forty trials at once, an ensemble that confirmed nobody's syncs for seconds.
-  const std::int64_t trouble_ns = waiter.session_trouble_ns();
-  r.servers_failed = trouble_ns != 0 && trouble_ns <= settled_ns;
+  // waiter (never cut) went Suspended or Lost during the trial - seen under two busy loops and
+  // forty trials at once, and once in CI, an ensemble that confirmed nobody's syncs for seconds
+  // (the waiter Suspended 14 ms after the holder was told, and Lost).
+  r.servers_failed = waiter.session_trouble_ns() != 0;
   const bool silence_too_long =
       r.worst_overshoot_ns > margin_ns || r.stall_ns > margin_ns || r.servers_failed;
   const bool lost_as_required = plan.expect == BlipExpect::kLost && !r.kept &&

@@ -89,7 +89,7 @@ class Contender {
   // The lock went Suspended (exec: zklock said "connection to ZooKeeper suspended").
   bool saw_suspended() const;
   // kLibraryHolder (a waiter): the first moment its session went Suspended or Lost, 0 if never -
-  // on a healthy link, a sign that the servers did not answer their clients as they should.
+  // on a link never cut, a sign that the servers did not serve their clients as they should.
   std::int64_t session_trouble_ns() const;
   // kExecHolder: zklock said "connection to ZooKeeper back" (the lock is Held again).
   bool exec_says_back() const;
