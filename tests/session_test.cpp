@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "session/session_core.h"
+#include "support/proc_status.h"
 #include "support/zk_ensemble.h"
 #include "test_env.h"
 #include "zklock/errors.h"
@@ -88,6 +89,21 @@ TEST(SessionTest, ConnectsReportsNegotiatedTimeoutAndCloses) {
   EXPECT_EQ(s.state(), SessionState::kClosed);
   EXPECT_THROW(s.wait_connected(10ms), ClosedError);
   s.close();  // idempotent
+}
+
+// A Session runs five threads (docs/architecture.md): the C client's I/O and completion threads,
+// the monitor, the events thread and the reaper. The probe that bounds tickTime has a session and
+// threads of its own, which are gone by the time the constructor returns - always, not only when
+// the machine is quiet (CI counted one thread too many right after a constructor, under load).
+TEST(SessionTest, AConstructedSessionRunsItsFiveThreadsAndNoOther) {
+  auto server = shared_server();
+  for (int round = 0; round < 5; ++round) {
+    const std::int64_t before = proc_status("Threads:");
+    Session s(options_for(server.connect, 4000ms));
+    EXPECT_EQ(proc_status("Threads:"), before + 5) << "round " << round;
+    s.close();
+    EXPECT_EQ(proc_status("Threads:"), before) << "round " << round << ", after close()";
+  }
 }
 
 TEST(SessionTest, ServerClampsTheRequestedTimeout) {

@@ -56,7 +56,9 @@ class Session {
   using Listener = std::function<void(const SessionEvent&)>;
 
   /// Effects: validates `options`, opens a ZooKeeper session and waits up to
-  ///   options.connect_timeout for it to connect.
+  ///   options.connect_timeout for it to connect - and, within the same time, for the short
+  ///   probe session that bounds the ensemble's tickTime (unless server_tick_time is set). Once
+  ///   it returns, the Session runs its five threads (docs/architecture.md) and no other.
   /// Throws: InvalidArgumentError for a bad connect string (empty, no port, bad port, malformed
   ///   chroot) or non-positive timeouts - before anything is sent. ConnectionLossError (code
   ///   connection_loss) when no server answered within connect_timeout; nothing is left running.

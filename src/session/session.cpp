@@ -87,13 +87,17 @@ Session::Session(SessionOptions options) : Session(std::move(options), nullptr) 
 Session::Session(SessionOptions options, std::shared_ptr<testing::FaultHook> hook) {
   validate_options(options);
   auto core = std::make_shared<detail::SessionCore>(std::move(options), std::move(hook));
-  core->start();
   const auto& o = core->options();
+  const auto connect_deadline = std::chrono::steady_clock::now() + o.connect_timeout;
+  core->start();
   const Errc ready = core->wait_ready(o.connect_timeout);
-  // The probe of tickTime runs beside the connect; it normally ends with it.
-  if (ready == Errc::ok)
-    core->finish_probe(
-        std::min<std::chrono::milliseconds>(o.connect_timeout, std::chrono::seconds(1)));
+  // The probe of tickTime runs beside the connect and normally ends with it; under load it may
+  // end later, within the same connect timeout (it gives up then), and never outlives this.
+  if (ready == Errc::ok) {
+    core->finish_probe(std::max(std::chrono::milliseconds(0),
+                                std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    connect_deadline - std::chrono::steady_clock::now())));
+  }
   if (ready != Errc::ok) {
     core->close();
     if (ready == Errc::connection_loss) {

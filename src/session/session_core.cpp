@@ -427,7 +427,7 @@ void SessionCore::probe_tick() {
       addresses, kProbeTimeout, wait,
       [this] {
         std::lock_guard lock(reaper_mutex_);
-        return reaper_stopping_;
+        return reaper_stopping_ || probe_abandoned_;
       },
       log_slot_.callback());
   if (!granted) {
@@ -445,8 +445,15 @@ void SessionCore::probe_tick() {
 }
 
 void SessionCore::finish_probe(milliseconds timeout) noexcept {
-  std::unique_lock lock(reaper_mutex_);
-  reaper_wake_.wait_for(lock, timeout, [&] { return probe_done_; });
+  {
+    std::unique_lock lock(reaper_mutex_);
+    if (!reaper_wake_.wait_for(lock, timeout, [&] { return probe_done_; })) {
+      probe_abandoned_ = true;  // polled every 50 ms; a late answer is dropped
+    }
+  }
+  // probe_done_ is set just before the thread returns: joining is what makes it gone (a thread
+  // count taken by the caller right after the constructor must not see it).
+  if (probe_thread_.joinable()) probe_thread_.join();
 }
 
 void SessionCore::reaper_loop() {

@@ -60,9 +60,10 @@ class SessionCore final : public ConnectionListener {
   /// Opens generation 1 and starts the threads, and the probe of the ensemble's tickTime
   /// (probe_tick) beside the first connect.
   void start();
-  /// Waits, at most `timeout`, for the probe started by start() to end (it gives up after the
-  /// connect timeout, or at once after close()). Session's constructor calls it, so that the
-  /// probe's own connection and threads are normally gone by the time the Session is handed out.
+  /// Waits, at most `timeout`, for the probe started by start() to end, then abandons it if it
+  /// has not (the session keeps the bound its own timeout gives, tick_bound.h) and joins its
+  /// thread. Session's constructor calls it (once, before any other thread sees the core): the
+  /// probe's connection and threads are gone, always, by the time the Session is handed out.
   void finish_probe(std::chrono::milliseconds timeout) noexcept;
   void close() noexcept;
   bool closed() const noexcept { return closed_.load(); }
@@ -293,6 +294,7 @@ class SessionCore final : public ConnectionListener {
   bool reaper_stopping_ = false;
   BootClock::time_point last_resolve_{};
   bool probe_done_ = false;
+  bool probe_abandoned_ = false;  // finish_probe() gave up waiting: the probe stops at once
   bool resolve_requested_ = false;
 
   // The hosts' numeric addresses, as last resolved (a leaf lock).
