@@ -16,10 +16,6 @@
 
 namespace zklock::testing {
 
-inline std::vector<std::string> children_of(Session& s, const std::string& path) {
-  return lock_children(s, path);
-}
-
 // The server's child watches: mntr's zk_watch_count counts data and child watches, wchp lists only
 // the data watches. -1 when the server does not answer.
 inline std::int64_t child_watch_count(int port) {
@@ -41,8 +37,9 @@ inline bool no_watches_at(int port, const std::string& path) {
 // Once the waiters of `held` have gone (as `s` sees it): only the holder's lease node is left,
 // no node in the internal lock's queue, no watch.
 inline bool only_the_holders_lease_left(Session& s, const HeldLease& held) {
-  return children_of(s, held.path + "/leases").size() == 1 &&
-         children_of(s, held.path + "/locks").empty() && no_watches_at(held.server.port, held.path);
+  return lock_children(s, held.path + "/leases").size() == 1 &&
+         lock_children(s, held.path + "/locks").empty() &&
+         no_watches_at(held.server.port, held.path);
 }
 
 // The Lease a LeaseWaiter acquired, kept until release(). A base of its own, ahead of the

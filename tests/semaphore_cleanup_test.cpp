@@ -29,12 +29,12 @@ TEST(SemaphoreTest, LostLeaseCreateReplyIsAdoptedNotDuplicated) {
   Semaphore sem(f.session, f.path, 2);
   Lease lease = sem.acquire();  // the create happened on the server; its reply was "lost"
   EXPECT_TRUE(f.hook.fired());
-  const auto kids = children_of(f.session, f.path + "/leases");
+  const auto kids = lock_children(f.session, f.path + "/leases");
   ASSERT_EQ(kids.size(), 1u) << "an orphan or a duplicate lease node was left";
   EXPECT_EQ(f.path + "/leases/" + kids[0], lease.acquisition().node_path);
   EXPECT_EQ(lease.state(), LockState::kHeld);
   lease.release();
-  EXPECT_TRUE(wait_until([&] { return children_of(f.session, f.path + "/leases").empty(); }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lock_children(f.session, f.path + "/leases").empty(); }, 5s));
 }
 
 TEST(SemaphoreTest, LostReleaseReplyIsSentAgain) {
@@ -44,7 +44,7 @@ TEST(SemaphoreTest, LostReleaseReplyIsSentAgain) {
   Lease lease = sem.acquire();
   lease.release();  // noexcept; its delete "fails" on a connection loss and is sent again
   EXPECT_TRUE(f.hook.fired());
-  EXPECT_TRUE(wait_until([&] { return children_of(f.session, f.path + "/leases").empty(); }, 5s));
+  EXPECT_TRUE(wait_until([&] { return lock_children(f.session, f.path + "/leases").empty(); }, 5s));
   EXPECT_TRUE(sem.try_acquire_for(5s));
 }
 
@@ -61,8 +61,8 @@ TEST(SemaphoreTest, TryAcquireForTimesOutAndLeavesNoNodeAndNoWatch) {
   EXPECT_FALSE(waiter.try_acquire());
   EXPECT_FALSE(waiter.try_acquire_for(0ms));
   EXPECT_TRUE(wait_until([&] { return only_the_holders_lease_left(ws, held); }, 10s))
-      << children_of(ws, held.path + "/leases").size() << " leases, "
-      << children_of(ws, held.path + "/locks").size() << " lock nodes, "
+      << lock_children(ws, held.path + "/leases").size() << " leases, "
+      << lock_children(ws, held.path + "/locks").size() << " lock nodes, "
       << watches_under(held.server.port, held.path).size() << " watched paths, "
       << child_watch_count(held.server.port) << " child watches";
   held.lease.release();
@@ -71,7 +71,7 @@ TEST(SemaphoreTest, TryAcquireForTimesOutAndLeavesNoNodeAndNoWatch) {
   got->release();
   EXPECT_TRUE(wait_until(
       [&] {
-        return children_of(ws, held.path + "/leases").empty() &&
+        return lock_children(ws, held.path + "/leases").empty() &&
                no_watches_at(held.server.port, held.path);
       },
       10s));
@@ -83,7 +83,8 @@ TEST(SemaphoreTest, CancelWakesWaitersInTheLockQueueAndInTheLeasePhase) {
   Semaphore waiter(ws, held.path, 1);
   // Two threads on one Semaphore: one holds the internal lock (lease phase), one waits its turn.
   LeaseWaiter first(waiter), second(waiter);
-  ASSERT_TRUE(wait_until([&] { return children_of(ws, held.path + "/leases").size() == 2; }, 10s));
+  ASSERT_TRUE(
+      wait_until([&] { return lock_children(ws, held.path + "/leases").size() == 2; }, 10s));
   waiter.cancel();
   ASSERT_TRUE(wait_until([&] { return first.done() && second.done(); }, 10s));
   EXPECT_TRUE(first.cancelled()) << first.error();
@@ -110,7 +111,8 @@ TEST(SemaphoreTest, DestroyingTheSemaphoreCancelsWaitingThreads) {
       }
     });
   }
-  ASSERT_TRUE(wait_until([&] { return children_of(ws, held.path + "/leases").size() == 2; }, 10s));
+  ASSERT_TRUE(
+      wait_until([&] { return lock_children(ws, held.path + "/leases").size() == 2; }, 10s));
   waiter.reset();  // returns once every thread has left the object
   for (auto& t : threads) t.join();
   EXPECT_EQ(cancelled.load(), 3);
@@ -123,7 +125,7 @@ TEST(SemaphoreTest, ClosingTheSessionFailsWaitersAndLosesLeases) {
   Semaphore waiter(*ws, held.path, 1);
   LeaseWaiter w(waiter);
   ASSERT_TRUE(wait_until(
-      [&] { return children_of(held.holder_session, held.path + "/leases").size() == 2; }, 10s));
+      [&] { return lock_children(held.holder_session, held.path + "/leases").size() == 2; }, 10s));
   ws->close();
   ASSERT_TRUE(wait_until([&] { return w.done(); }, 10s));
   EXPECT_TRUE(w.failed());
@@ -132,7 +134,7 @@ TEST(SemaphoreTest, ClosingTheSessionFailsWaitersAndLosesLeases) {
   EXPECT_EQ(held.lease.state(), LockState::kLost);
   EXPECT_THROW((void)held.holder.acquire(), ClosedError);
   Session check(options_for(held.server.connect));
-  EXPECT_TRUE(wait_until([&] { return children_of(check, held.path + "/leases").empty(); }, 10s));
+  EXPECT_TRUE(wait_until([&] { return lock_children(check, held.path + "/leases").empty(); }, 10s));
 }
 
 // Review 3, item 8, for the Semaphore: the internal lock's release is interrupted by a blip and

@@ -182,8 +182,8 @@ TEST(SemaphoreTest, CountIsStoredAsTheSemaphoreNodesDataAndADifferentCountIsRefu
   }
   EXPECT_THROW((void)three.try_acquire(), LeaseCountMismatchError);
   EXPECT_THROW((void)three.try_acquire_for(100ms), LeaseCountMismatchError);
-  EXPECT_TRUE(children_of(s, path + "/leases").empty());
-  EXPECT_TRUE(children_of(s, path + "/locks").empty());
+  EXPECT_TRUE(lock_children(s, path + "/leases").empty());
+  EXPECT_TRUE(lock_children(s, path + "/locks").empty());
   EXPECT_EQ(s.get(path)->data, "2");
 
   // Data that is not a count is refused too; an empty node (Curator's, kazoo's ensure_path) gets
@@ -241,7 +241,7 @@ TEST(SemaphoreTest, NHoldersAtOnceThenTryAcquireFailsUntilOneIsReleased) {
   held.clear();
   again->release();
   EXPECT_TRUE(wait_until([&] { return sem.leases().empty(); }, 5s));
-  EXPECT_TRUE(children_of(s, path + "/locks").empty());
+  EXPECT_TRUE(lock_children(s, path + "/locks").empty());
 }
 
 TEST(SemaphoreTest, NeverMoreThanNHoldersAcrossProcesses) {
@@ -269,8 +269,8 @@ TEST(SemaphoreTest, NeverMoreThanNHoldersAcrossProcesses) {
   EXPECT_LE(tally->max_inside.load(), kN) << "more than N holders at once";
   EXPECT_EQ(tally->max_inside.load(), kN) << "N holders were never inside together";
   Session s(options_for(server.connect));
-  EXPECT_TRUE(wait_until([&] { return children_of(s, path + "/leases").empty(); }, 10s));
-  EXPECT_TRUE(children_of(s, path + "/locks").empty());
+  EXPECT_TRUE(wait_until([&] { return lock_children(s, path + "/leases").empty(); }, 10s));
+  EXPECT_TRUE(lock_children(s, path + "/locks").empty());
   EXPECT_TRUE(wait_until([&] { return no_watches_at(server.port, path); }, 10s));
 }
 
@@ -328,7 +328,7 @@ TEST(SemaphoreTest, HolderSessionLostFreesTheLeaseAfterTheHolderWasTold) {
   Semaphore waiter_sem(waiter_session, path, 1);
   LeaseWaiter w(waiter_sem);
   ASSERT_TRUE(
-      wait_until([&] { return children_of(waiter_session, path + "/leases").size() == 2; }, 10s));
+      wait_until([&] { return lock_children(waiter_session, path + "/leases").size() == 2; }, 10s));
   proxy->blackhole();  // the server expires the holder's session after ~2 s
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 20s)) << w.error();
   watcher.join();
@@ -341,7 +341,7 @@ TEST(SemaphoreTest, HolderSessionLostFreesTheLeaseAfterTheHolderWasTold) {
   EXPECT_EQ(lease.state(), LockState::kNotHeld);
   w.release();
   EXPECT_TRUE(
-      wait_until([&] { return children_of(waiter_session, path + "/leases").empty(); }, 10s));
+      wait_until([&] { return lock_children(waiter_session, path + "/leases").empty(); }, 10s));
 }
 
 TEST(SemaphoreTest, KilledHolderProcessFreesItsLease) {
@@ -357,10 +357,10 @@ TEST(SemaphoreTest, KilledHolderProcessFreesItsLease) {
   Semaphore sem(s, path, 1);
   EXPECT_FALSE(sem.try_acquire());
   LeaseWaiter w(sem);
-  ASSERT_TRUE(wait_until([&] { return children_of(s, path + "/leases").size() == 2; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return lock_children(s, path + "/leases").size() == 2; }, 10s));
   child->kill();  // its session expires on the server after its 2 s timeout
   ASSERT_TRUE(wait_until([&] { return w.acquired(); }, 30s)) << w.error();
-  EXPECT_EQ(children_of(s, path + "/leases").size(), 1u);
+  EXPECT_EQ(lock_children(s, path + "/leases").size(), 1u);
   w.release();
 }
 
@@ -386,14 +386,14 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
     const std::size_t waiting = static_cast<std::size_t>(kWaiters - round);
     ASSERT_TRUE(wait_until(
         [&] {
-          return children_of(held.holder_session, held.path + "/locks").size() == waiting &&
-                 children_of(held.holder_session, leases).size() == 2 &&
+          return lock_children(held.holder_session, held.path + "/locks").size() == waiting &&
+                 lock_children(held.holder_session, leases).size() == 2 &&
                  child_watch_count(held.server.port) == 1;
         },
         10s))
         << "round " << round << ": "
-        << children_of(held.holder_session, held.path + "/locks").size() << " queued, "
-        << children_of(held.holder_session, leases).size() << " lease nodes, "
+        << lock_children(held.holder_session, held.path + "/locks").size() << " queued, "
+        << lock_children(held.holder_session, leases).size() << " lease nodes, "
         << child_watch_count(held.server.port) << " child watches on the server";
     // The other waiters each watch one predecessor's lock node (data watches), never the leases.
     EXPECT_EQ(watches_under(held.server.port, leases).size(), 0u);
@@ -413,7 +413,7 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
         10s));
   }
   for (auto& w : waiters) w->release();
-  EXPECT_TRUE(wait_until([&] { return children_of(held.holder_session, leases).empty(); }, 10s));
+  EXPECT_TRUE(wait_until([&] { return lock_children(held.holder_session, leases).empty(); }, 10s));
   EXPECT_TRUE(wait_until([&] { return no_watches_at(held.server.port, held.path); }, 10s));
 }
 
