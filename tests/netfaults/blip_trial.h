@@ -11,8 +11,10 @@
 // Measured, not asked: the outage is measured from just before the cut to just after the heal
 // (both `tc` commands of each included), a watch thread sees whether the whole machine stalled
 // (every process frozen, support/stall_watch.h), and the waiter - on a link never cut - shows
-// whether the servers served their clients (its session never Suspended nor Lost); when they did
-// not, the holder's silence was longer than the blip too. When the silence the holder saw was
+// whether the servers served their clients (its session never Suspended nor Lost), and a healthy
+// client's reads from the heal on whether they served them in time (server_pace.h: one read took
+// half of what the holder had from the heal to its Lost, or more); when they did not, the
+// holder's silence was longer than the blip too. When the silence the holder saw was
 // longer than d by more than the session's lost margin (max(T/20, 50 ms), the library's
 // default), an outcome that a longer silence cannot have caused still stands: a kept lock kept a
 // longer blip than asked (the budget only shrinks as the silence grows), a lock lost and told
@@ -73,6 +75,9 @@ struct BlipResult {
   std::int64_t stall_ns = 0;            // longest stall of the machine (support/stall_watch.h)
   bool servers_failed = false;          // the waiter's own session (never cut) went Suspended or
                                         // Lost before the outcome
+  std::int64_t slowest_read_ns = 0;     // a healthy client's slowest read from the heal to Lost
+  bool servers_slow = false;            // told Lost, and that read took half the time the
+                                        // holder had from the heal to Lost, or more
   bool never_applicable = false;        // not applicable in every attempt: not judged but for
                                         // what holds whatever the length
   int not_applicable = 0;               // attempts before this one that were not applicable
