@@ -12,11 +12,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
-#include <string>
 #include <thread>
 
 #include "lost_reports.h"
+#include "session_log.h"
 #include "support/stall_watch.h"
 #include "test_env.h"
 #include "zklock/zklock.h"
@@ -54,29 +53,6 @@ using std::chrono::milliseconds;
 struct SlowDns {
   SlowDns() { slow_dns = true; }
   ~SlowDns() { slow_dns = false; }
-};
-
-// The session's own account (debug level), each line with the milliseconds since the start: what
-// a failure prints, so that a late Lost shows what the monitor and the reaper were doing.
-class SessionLog {
- public:
-  void attach(SessionOptions& o) {
-    o.log_level = LogLevel::kDebug;
-    o.log_sink = [this](LogLevel /*level*/, std::string_view line) {
-      const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start_).count();
-      std::lock_guard lock(mutex_);
-      text_ += std::to_string(ms) + " ms: " + std::string(line) + "\n";
-    };
-  }
-  std::string text() const {
-    std::lock_guard lock(mutex_);
-    return text_;
-  }
-
- private:
-  const Clock::time_point start_ = Clock::now();
-  mutable std::mutex mutex_;
-  std::string text_;
 };
 
 // A session connected by host name keeps working while the resolver is slow: its connection is
