@@ -29,8 +29,6 @@ namespace zklock::testing::netfaults {
 namespace {
 
 using namespace std::chrono_literals;
-using faults::FaultLog;
-using faults::FencedStore;
 using std::chrono::milliseconds;
 
 // Raises the calling thread's scheduling priority (nice -10; Linux's nice is per thread, and
@@ -83,9 +81,9 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   start_stall_watch();
   std::this_thread::sleep_for(milliseconds(rng() % 1000));  // stagger the trials
 
-  FaultLog faults(plan.dir + "/" + name + ".faults");
+  faults::FaultLog faults(plan.dir + "/" + name + ".faults");
   auto store =
-      FencedStore::start(plan.dir + "/" + name + ".sock", plan.dir + "/" + name + ".store");
+      faults::FencedStore::start(plan.dir + "/" + name + ".sock", plan.dir + "/" + name + ".store");
   const std::string path = unique_path("physical-blip-" + name);
   LinkedNamespace& ns = *plan.holder_ns;
   Contender holder(plan.kind, &ns.netns(),
