@@ -86,15 +86,19 @@ milliseconds random_delay(unsigned seed, int lo_ms, int hi_ms) {
   return milliseconds(std::uniform_int_distribution<int>(lo_ms, hi_ms)(rng));
 }
 
-// A waiter on a direct connection, lock() on its own thread.
+// A waiter on a direct connection, on its own thread. It waits at most kWaiterPatience - longer
+// than any wait of a trial, which reports a waiter that never got in - so that release() always
+// returns (a trial whose waiter never acquired once hung the test until ctest killed it).
+constexpr milliseconds kWaiterPatience = 15 * kT;
 class DirectWaiter {
  public:
   explicit DirectWaiter(const std::string& path)
       : session_(quiet(options_for(fault_server().connect_string(), kT))), mutex_(session_, path) {
     thread_ = std::thread([this] {
       try {
-        mutex_.lock();
-        acquired_ns_ = to_ns(mutex_.acquisition()->acquired_at);
+        if (mutex_.try_lock_for(kWaiterPatience)) {
+          acquired_ns_ = to_ns(mutex_.acquisition()->acquired_at);
+        }
       } catch (const std::exception&) {
       }
     });
