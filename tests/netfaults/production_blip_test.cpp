@@ -184,6 +184,9 @@ std::vector<BlipResult> run_round(ProductionSetup& setup, milliseconds session, 
         plan.holder = setup.holder_target(config);
         plan.waiter = setup.waiter_target(config);
         plan.monitor = setup.monitor_for(config);
+        // The lag through the ensemble: its tickTime (NetnsEnsemble's production timing).
+        plan.lag =
+            on_standalone(config) ? 0ms : milliseconds(NetnsEnsemble::Options{}.server.tick_ms);
         plan.dir = setup.dir.path();
         futures.push_back(std::async(std::launch::async, run_blip, plan, seed += 7));
       }
