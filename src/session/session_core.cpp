@@ -447,12 +447,10 @@ void SessionCore::probe_tick() {
 void SessionCore::finish_probe(milliseconds timeout) noexcept {
   {
     std::unique_lock lock(reaper_mutex_);
-    if (!reaper_wake_.wait_for(lock, timeout, [&] { return probe_done_; })) {
-      probe_abandoned_ = true;  // polled every 50 ms; a late answer is dropped
-    }
+    // Abandoned: its stop predicate is polled every 50 ms; a late answer is dropped.
+    probe_abandoned_ = !reaper_wake_.wait_for(lock, timeout, [&] { return probe_done_; });
   }
-  // probe_done_ is set just before the thread returns: joining is what makes it gone (a thread
-  // count taken by the caller right after the constructor must not see it).
+  // probe_done_ is set just before the thread returns: only the join makes it gone.
   if (probe_thread_.joinable()) probe_thread_.join();
 }
 
