@@ -15,7 +15,8 @@
 #     asan    the library's suites under AddressSanitizer + UndefinedBehaviorSanitizer
 #             (build-asan/): everything but the peers' interop, packaging, benchmark and
 #             kernel-fault suites and the test harness's own tests (those run in `suite`)
-#     tsan    the concurrency suites - session, mutex, shared mutex, async, lock set, semaphore -
+#     tsan    the concurrency suites - session, mutex, shared mutex, async, lock set, semaphore,
+#             the figures and the event hook -
 #             under ThreadSanitizer (build-tsan/, tests/tsan.supp)
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
 #   A gate that fails does not stop the others; the run fails if any did.
@@ -46,7 +47,7 @@ sanitizer_build=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" -DZKLOCK_TE
 asan_excluded_tests="^(fault_suite_test)$"
 tsan_suites=(session_test session_robustness_test session_handover_test session_resolver_test
              mutex_test mutex_lifetime_test mutex_cleanup_test shared_mutex_test async_lock_test
-             lock_set_test semaphore_test semaphore_cleanup_test)
+             lock_set_test semaphore_test semaphore_cleanup_test metrics_test prometheus_test)
 
 configure() {  # DIR ARGS...
   local dir=$1

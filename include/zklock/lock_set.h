@@ -132,14 +132,17 @@ class LockSet {
   struct AsyncRun;
   bool lock_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                   bool try_once = false);
+  // lock_until() without the figures.
+  bool take_members(std::optional<std::chrono::steady_clock::time_point> deadline, bool try_once);
   void check_new_path(const std::string& path) const;
   /// Adds `member` in canonical order (by path). Throws: as add().
   void insert(std::shared_ptr<Member> member);
   // unlock(), waiting for each member's node to go (a failed attempt leaves nothing when it
   // returns).
   void release_and_wait() noexcept;
-  std::vector<std::shared_ptr<Member>> members_;  // kept in canonical order
-  std::size_t held_ = 0;                          // members taken, from the front
+  std::vector<std::shared_ptr<Member>> members_;        // kept in canonical order
+  std::size_t held_ = 0;                                // members taken, from the front
+  std::chrono::steady_clock::time_point held_since_{};  // when the whole set was taken
 };
 
 }  // namespace zklock

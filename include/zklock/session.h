@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "zklock/errors.h"
+#include "zklock/metrics.h"
 #include "zklock/node_stat.h"
 #include "zklock/session_options.h"
 #include "zklock/session_state.h"
@@ -107,6 +108,10 @@ class Session {
   // answer (the C client has no per-call timeout); ConnectionLossError then means "unknown".
   // Throw: InvalidArgumentError (bad path), NotAuthorizedError, ConnectionLossError,
   // SessionLostError, ClosedError, Error (anything else, e.g. node_exists, not_empty).
+
+  /// Returns: this Session's figures (zklock/metrics.h) - every generation's, from the start.
+  ///   Cheap (no request is sent); safe from any thread, listeners and EventHooks included.
+  MetricsSnapshot metrics() const;
 
   /// Returns: the names (not paths) of `path`'s children, unsorted; nullopt if `path` is missing.
   std::optional<std::vector<std::string>> children(const std::string& path);

@@ -2,14 +2,18 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "zklock/acl.h"
 #include "zklock/log.h"
 
 namespace zklock {
+
+class EventHook;  // zklock/event_hook.h
 
 struct DigestCredentials {
   std::string user;
@@ -76,6 +80,19 @@ struct SessionOptions {
   /// T / 2 (the server grants no timeout below 2 x tickTime unless minSessionTimeout was lowered).
   /// Ignored for a standalone server, which zklock recognises by itself.
   std::chrono::milliseconds server_tick_time{0};
+
+  // Observability (zklock/metrics.h, zklock/event_hook.h, docs/observability.md).
+
+  /// Lock paths (as given to Mutex, SharedMutex, Semaphore) whose figures are kept apart; every
+  /// other path is counted under "" (all others). Bounded on purpose: name the few paths you
+  /// watch, never one per request.
+  std::vector<std::string> metrics_paths;
+
+  /// Receives every acquisition, release, state change and forced reconnect on a thread of its
+  /// own (the Session's sixth); null: none, and no thread.
+  std::shared_ptr<EventHook> event_hook;
+  /// How many events may wait for a slow hook before new ones are dropped (and counted).
+  std::size_t event_hook_queue = 10'000;
 };
 
 }  // namespace zklock

@@ -18,10 +18,12 @@ using testing::Operation;
 ClientConnection::ClientConnection(const std::string& connect,
                                    std::chrono::milliseconds session_timeout, unsigned generation,
                                    ConnectionListener& listener, CLogCallback log_callback,
-                                   std::shared_ptr<testing::FaultHook> fault_hook)
+                                   std::shared_ptr<testing::FaultHook> fault_hook,
+                                   RequestCounters* counters)
     : generation_(generation),
       listener_(listener),
       fault_hook_(std::move(fault_hook)),
+      counters_(counters),
       hosts_(client_hosts(connect)) {
   errno = 0;
   const std::string client_connect = hosts_ + chroot_of(connect);
@@ -137,6 +139,7 @@ void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
     if (pending_.empty()) drained_.notify_all();
     if (already) return;
   }
+  if (counters_) counters_->answered(answer.rc);
   if (answered) listener_.on_answered(answer);
   done(std::move(result));
 }

@@ -35,6 +35,7 @@
 #include "base/boot_clock.h"
 #include "client/answer.h"
 #include "client/log_router.h"
+#include "metrics/request_counters.h"
 #include "zklock/acl.h"
 #include "zklock/errors.h"
 #include "zklock/node_stat.h"
@@ -114,7 +115,8 @@ class ClientConnection {
   /// InvalidArgumentError when the C client refuses the connect string.
   ClientConnection(const std::string& connect, std::chrono::milliseconds session_timeout,
                    unsigned generation, ConnectionListener& listener, CLogCallback log_callback,
-                   std::shared_ptr<testing::FaultHook> fault_hook);
+                   std::shared_ptr<testing::FaultHook> fault_hook,
+                   RequestCounters* counters = nullptr);
   /// Closes if still open.
   ~ClientConnection();
   ClientConnection(const ClientConnection&) = delete;
@@ -130,6 +132,8 @@ class ClientConnection {
   /// Counts CONNECTED events of this handle: a new epoch begins with each (re)connection. Answers
   /// and watch events of one epoch came over one TCP connection to one server.
   std::uint64_t epoch() const noexcept { return epoch_.load(); }
+  /// Watches set and not yet fired, forgotten or removed (the figures' gauge).
+  std::size_t watch_count() const;
 
   // Asynchronous requests. `done` is called exactly once, on a C client thread, the listener's
   // deferred-task thread, or the thread that calls fail_pending()/close().
@@ -194,7 +198,8 @@ class ClientConnection {
   const unsigned generation_;
   ConnectionListener& listener_;
   const std::shared_ptr<testing::FaultHook> fault_hook_;
-  std::string hosts_;  // the host list the C client has (numeric; guarded by mutex_)
+  RequestCounters* const counters_;  // the Session's figures (outlive it); may be null
+  std::string hosts_;                // the host list the C client has (numeric; guarded by mutex_)
 
   static constexpr std::chrono::milliseconds kCloseDrainWait{500};
 

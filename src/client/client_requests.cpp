@@ -46,7 +46,7 @@ FaultDecision ClientConnection::consult_hook(Operation op, const std::string& pa
 }
 
 // Returns null (and fails `done` soon) when the request must not go out.
-ClientConnection::OpContext* ClientConnection::begin(Submission& submission, Operation /*op*/,
+ClientConnection::OpContext* ClientConnection::begin(Submission& submission, Operation op,
                                                      const std::string& path, Completion& done,
                                                      const FaultDecision& decision,
                                                      bool via_leader) {
@@ -58,6 +58,7 @@ ClientConnection::OpContext* ClientConnection::begin(Submission& submission, Ope
     submission.fail(std::move(done), decision.code);
     return nullptr;
   }
+  if (counters_) counters_->sent(op);
   auto ctx = std::make_unique<OpContext>();
   ctx->connection = this;
   ctx->id = next_id_++;
@@ -271,6 +272,11 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
       submission, ctx,
       zoo_aremove_all_watches(zh_, ctx->path.c_str(), children ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
                               0, completion, ctx));
+}
+
+std::size_t ClientConnection::watch_count() const {
+  std::lock_guard lock(mutex_);
+  return watches_.size();
 }
 
 }  // namespace zklock::detail

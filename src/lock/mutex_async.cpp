@@ -39,6 +39,7 @@ LockRequest MutexCore::async_acquire(ContenderKind kind, AsyncLockOptions option
                                      LockHandler handler) {
   auto a = std::make_shared<Attempt>();
   a->kind = kind;
+  a->started = SteadyClock::now();
   a->async = std::make_unique<Attempt::Async>();
   a->async->handler = std::move(handler);
   a->async->executor = std::move(options.executor);
@@ -82,6 +83,7 @@ void MutexCore::settle_async_locked(const AttemptPtr& a, Errc code) {
   async.settled = true;
   session_->cancel_scheduled(std::exchange(async.deadline_task, {}));
   if (code == Errc::ok && a->result != Attempt::Result::kAcquired) code = Errc::timed_out;
+  record_acquire_locked(a, outcome_of(code));
   auto hold = std::make_shared<Hold>();
   if (code == Errc::ok) {
     async.acquisition = acquisition_of_locked(a);
@@ -144,6 +146,7 @@ void MutexCore::report_async_states_locked() {
     }
     Attempt::Async& async = *a->async;
     const LockState now = attempt_state_locked(a);
+    if (now == LockState::kLost) end_hold_locked(a);
     if (now == async.reported_state) continue;
     const LockState before = async.reported_state;
     async.reported_state = now;

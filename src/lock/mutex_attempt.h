@@ -2,6 +2,7 @@
 // Every field is guarded by MutexCore::mutex_.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,8 @@ struct MutexCore::Attempt {
   std::uint64_t self_watch_epoch = 0;  // connection epoch it was set on (0: not set)
   std::uint64_t probe = 0;             // SessionCore heartbeat probe on our node while held
   std::size_t reported_ahead = static_cast<std::size_t>(-1);
+  std::chrono::steady_clock::time_point started;      // the call (the wait's figure)
+  std::chrono::steady_clock::time_point acquired_at;  // the hold's start
   Phase phase = Phase::kCreating;
   Result result = Result::kPending;
   Errc error = Errc::ok;
@@ -59,6 +62,9 @@ struct MutexCore::Attempt {
   bool awaiting_self_read = false;
   bool self_deleted = false;
   bool retry_pending = false;
+  bool contended = false;  // it waited behind someone (the figures)
+  bool queued = false;     // its queue length is counted
+  bool hold_open = false;  // a hold began and its end is not counted yet
 
   // An asynchronous acquisition (Mutex::async_lock): no thread waits for it. Its outcome is
   // settled once, through `handler`; once acquired, a Hold owns it.

@@ -11,6 +11,7 @@
 namespace zklock::detail {
 
 void MutexCore::cleanup_locked(const AttemptPtr& a) {
+  if (a->phase == Attempt::Phase::kHeld) end_hold_locked(a);  // released (or already Lost)
   const bool was_watching = a->phase == Attempt::Phase::kWatching;
   // A lost create reply being recovered: our node may well exist, its path not known yet
   // (CURATOR-79). The recovery goes on, in cleaning mode: it deletes what it finds.

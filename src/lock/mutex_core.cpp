@@ -12,12 +12,18 @@
 namespace zklock::detail {
 
 MutexCore::MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options,
-                     bool read_write)
+                     bool read_write, bool recorded)
     : session_(std::move(session)),
       path_(std::move(path)),
       options_(std::move(options)),
       read_write_(read_write),
-      node_data_(holder_identity(options_.description)) {}
+      node_data_(holder_identity(options_.description)),
+      exclusive_meter_(recorded && !read_write ? &session_->metrics().meter(Recipe::kMutex, path_)
+                                               : nullptr),
+      read_meter_(recorded && read_write ? &session_->metrics().meter(Recipe::kSharedRead, path_)
+                                         : nullptr),
+      write_meter_(recorded && read_write ? &session_->metrics().meter(Recipe::kSharedWrite, path_)
+                                          : nullptr) {}
 
 std::string MutexCore::context() const {
   return std::string(read_write_ ? "zklock::SharedMutex" : "zklock::Mutex") + "(\"" + path_ + "\")";
@@ -101,6 +107,7 @@ LockState MutexCore::attempt_state_locked(const AttemptPtr& a) const {
 void MutexCore::report_state_locked() {
   report_async_states_locked();
   const LockState now = state_locked();
+  if (now == LockState::kLost && held_) end_hold_locked(held_);
   if (now == reported_state_) return;
   const LockState before = reported_state_;
   reported_state_ = now;
@@ -139,19 +146,26 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
   if (session_->closed() || shut_down_) throw ClosedError(Errc::closed, context);
   const Caller caller(*this);
   const std::uint64_t epoch = cancel_epoch ? *cancel_epoch : cancel_epoch_;
+  auto a = std::make_shared<Attempt>();
+  a->kind = kind;
+  a->started = SteadyClock::now();
   auto give_up = [&]() -> bool {  // after a cancel, a timeout or the end of the Mutex
-    if (session_->closed()) throw ClosedError(Errc::closed, context);
+    if (session_->closed()) {
+      record_acquire_locked(a, AcquireOutcome::kSessionLost);
+      throw ClosedError(Errc::closed, context);
+    }
+    const bool cancelled = shut_down_ || cancelled_since(epoch);
+    record_acquire_locked(a, cancelled ? AcquireOutcome::kCancelled : AcquireOutcome::kTimedOut);
     if (shut_down_) throw CancelledError(context + "::lock: the Mutex was destroyed while waiting");
     if (cancelled_since(epoch) && throw_on_cancel)
       throw CancelledError(context + "::lock: cancelled");
     return false;
   };
 
+  a->contended = busy_ || !local_queue_.empty();  // another thread of ours goes first
   if (!take_local_turn(lock, deadline, epoch)) return give_up();
   busy_ = true;
 
-  auto a = std::make_shared<Attempt>();
-  a->kind = kind;
   a->try_once = try_once || (deadline && *deadline <= SteadyClock::now());
   // One attempt still needs its round trip: allow it up to the session timeout.
   const auto attempt_deadline =
@@ -162,6 +176,7 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
 
   if (a->result == Attempt::Result::kAcquired) {
     owner_ = std::this_thread::get_id();
+    record_acquire_locked(a, AcquireOutcome::kAcquired);
     take_acquisition_locked(a);
     return true;
   }
@@ -169,8 +184,14 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
   await_cleanup(lock, a);
   busy_ = false;
   cv_.notify_all();
-  if (a->result == Attempt::Result::kFailed) throw_error(a->error, context + "::lock");
-  if (a->result == Attempt::Result::kNotAcquired) return false;
+  if (a->result == Attempt::Result::kFailed) {
+    record_acquire_locked(a, outcome_of(a->error));
+    throw_error(a->error, context + "::lock");
+  }
+  if (a->result == Attempt::Result::kNotAcquired) {
+    record_acquire_locked(a, AcquireOutcome::kTimedOut);  // try_lock() found it taken
+    return false;
+  }
   return give_up();
 }
 
@@ -256,6 +277,7 @@ void MutexCore::await_attempt(Lock& lock, const AttemptPtr& a,
     }
     if (a->result != Attempt::Result::kAcquired || still_held_locked(a)) return;
     a->result = Attempt::Result::kPending;
+    a->hold_open = false;  // never handed out: no hold to count
     vanished_locked(a);
   }
 }

@@ -53,8 +53,10 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   using SteadyClock = std::chrono::steady_clock;
 
   /// `read_write`: the recipe of a SharedMutex (readers and writers), else of a Mutex.
+  /// `recorded`: its acquisitions and holds count in the session's figures (not for the internal
+  /// lock of another recipe, which counts its own).
   MutexCore(std::shared_ptr<SessionCore> session, std::string path, MutexOptions options,
-            bool read_write = false);
+            bool read_write = false, bool recorded = true);
   ~MutexCore() override;
 
   /// Registers with the session (needs shared_from_this, so not in the constructor).
@@ -99,6 +101,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   SessionCore& session() const noexcept { return *session_; }
 
   void on_session_change() override;
+  std::size_t nodes_on_server() const override;
 
   // Asynchronous acquisition (mutex_async.cpp). `attempt` is the opaque record a Hold or a
   // LockRequest carries.
@@ -196,6 +199,16 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   bool wait_lost_until(const std::function<LockState()>& state,
                        std::optional<SteadyClock::time_point> deadline) const;
 
+  // The figures (mutex_figures.cpp), with mutex_ held.
+  LockMeter* meter_of(ContenderKind kind) const noexcept;
+  /// An acquisition ended with `outcome`.
+  void record_acquire_locked(const AttemptPtr& a, AcquireOutcome outcome);
+  /// The outcome of a blocking acquisition that failed with `code`.
+  static AcquireOutcome outcome_of(Errc code) noexcept;
+  /// A hold began (acquired) / ended (released, or seen Lost); each hold ends once.
+  void begin_hold_locked(const AttemptPtr& a);
+  void end_hold_locked(const AttemptPtr& a);
+
   // Asynchronous attempts (mutex_async.cpp), with mutex_ held.
   /// Decides an asynchronous attempt's outcome (once) and sends its handler on its way.
   void settle_async_locked(const AttemptPtr& a, Errc code);
@@ -209,6 +222,11 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   const MutexOptions options_;
   const bool read_write_;
   const std::string node_data_;
+  // Where its acquisitions count (null: nowhere), by kind: a Mutex's exclusive, a SharedMutex's
+  // read and write sides.
+  LockMeter* const exclusive_meter_;
+  LockMeter* const read_meter_;
+  LockMeter* const write_meter_;
   const std::shared_ptr<CallbackGate> callbacks_ = std::make_shared<CallbackGate>();
 
   mutable std::mutex mutex_;

@@ -146,6 +146,10 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<ListedContender
     return;
   }
   const auto position = static_cast<std::size_t>(it - queue.begin());
+  if (!a->queued) {
+    a->queued = true;
+    if (LockMeter* meter = meter_of(a->kind)) meter->queued(position + 1);
+  }
   // Whom we wait behind: a reader, the nearest earlier contender that excludes readers (every
   // other kind does; readers between it and us hold beside us later); everyone else, the direct
   // predecessor. Only later nodes can join, so nothing ahead of the one we watch can appear.
@@ -173,6 +177,7 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<ListedContender
     cleanup_locked(a);
     return;
   }
+  a->contended = true;
   a->pred_path = path_ + "/" + queue[ahead - 1].name;
   // When a first-in-line node we wait behind goes, nothing excluding us is ahead any more.
   a->pred_was_first = ahead == 1;
@@ -375,6 +380,7 @@ void MutexCore::acquired_locked(const AttemptPtr& a) {
   }
   a->phase = Attempt::Phase::kHeld;
   a->result = Attempt::Result::kAcquired;
+  begin_hold_locked(a);
   if (a->async) settle_async_locked(a, Errc::ok);
   if (a->self_watch == 0) {
     // No watch on our own node (we were first at once): the session's heartbeats read it instead,

@@ -29,8 +29,9 @@ SemaphoreCore::SemaphoreCore(std::shared_ptr<SessionCore> session, std::string p
       max_leases_(max_leases),
       options_(std::move(options)),
       node_data_(holder_identity(options_.description)),
-      lock_(std::make_shared<MutexCore>(session_, path_ + "/locks",
-                                        internal_lock_options(options_))) {}
+      lock_(std::make_shared<MutexCore>(session_, path_ + "/locks", internal_lock_options(options_),
+                                        /*read_write=*/false, /*recorded=*/false)),
+      meter_(session_->metrics().meter(Recipe::kSemaphore, path_)) {}
 
 SemaphoreCore::~SemaphoreCore() = default;
 
@@ -102,6 +103,49 @@ bool SemaphoreCore::take_internal_lock(std::optional<SteadyClock::time_point> de
 
 std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::time_point> deadline,
                                                   bool try_once, bool throw_on_cancel) {
+  const auto started = SteadyClock::now();
+  std::uint64_t epoch = 0;
+  {
+    std::lock_guard lock(mutex_);
+    epoch = cancel_epoch_;
+  }
+  bool contended = false;
+  const auto record = [&](AcquireOutcome outcome, const std::shared_ptr<LeaseCore>& lease) {
+    meter_.acquire_ended(path_, outcome, SteadyClock::now() - started, contended,
+                         lease ? lease->acquisition().sequence : 0);
+  };
+  std::shared_ptr<LeaseCore> lease;
+  try {
+    lease = take_lease(deadline, try_once, throw_on_cancel, contended);
+  } catch (const CancelledError&) {
+    record(AcquireOutcome::kCancelled, nullptr);
+    throw;
+  } catch (const ClosedError&) {
+    record(AcquireOutcome::kSessionLost, nullptr);
+    throw;
+  } catch (const SessionLostError&) {
+    record(AcquireOutcome::kSessionLost, nullptr);
+    throw;
+  } catch (...) {
+    record(AcquireOutcome::kError, nullptr);
+    throw;
+  }
+  if (lease) {
+    record(AcquireOutcome::kAcquired, lease);
+  } else {
+    bool cancelled = false;
+    {
+      std::lock_guard lock(mutex_);
+      cancelled = cancelled_since(epoch);
+    }
+    record(cancelled ? AcquireOutcome::kCancelled : AcquireOutcome::kTimedOut, nullptr);
+  }
+  return lease;
+}
+
+std::shared_ptr<LeaseCore> SemaphoreCore::take_lease(
+    std::optional<SteadyClock::time_point> deadline, bool try_once, bool throw_on_cancel,
+    bool& contended) {
   const std::string context = this->context() + "::acquire";
   std::uint64_t epoch = 0;
   {
@@ -143,6 +187,7 @@ std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::tim
       throw;
     }
     lock_->release();  // the next contender may take a lease now
+    contended = contended || round.contended;
     switch (outcome) {
       case Outcome::kAcquired:
         return round.lease;

@@ -55,13 +55,18 @@ class LeaseCore final : public SessionObserver, public std::enable_shared_from_t
   const Acquisition& acquisition() const noexcept { return acquisition_; }
   /// True once the node was seen missing (a watch or a heartbeat probe).
   bool deleted() const noexcept { return deleted_.load(); }
+  /// Effects: from now on this lease is a hold counted in `meter` (its end: released or lost).
+  void count_hold(LockMeter& meter);
 
   void on_session_change() override;
+  std::size_t nodes_on_server() const override;
 
  private:
   void delete_node(int attempt);
   void deleted_done();
   void on_missing();
+  // With mutex_ held: counts the hold's end, once.
+  void end_hold_locked();
 
   const std::shared_ptr<SessionCore> session_;
   const Acquisition acquisition_;
@@ -72,6 +77,9 @@ class LeaseCore final : public SessionObserver, public std::enable_shared_from_t
   bool released_ = false;
   bool delete_done_ = false;
   SessionCore::ProbeId probe_ = 0;
+  LockMeter* meter_ = nullptr;  // set by count_hold()
+  bool hold_open_ = false;
+  SteadyClock::time_point acquired_at_;
 };
 
 class SemaphoreCore final : public SessionObserver,
@@ -92,6 +100,7 @@ class SemaphoreCore final : public SessionObserver,
   ///   `try_once` found no free lease. Throws: as Semaphore::acquire().
   std::shared_ptr<LeaseCore> acquire(std::optional<SteadyClock::time_point> deadline, bool try_once,
                                      bool throw_on_cancel);
+
   void cancel() noexcept;
   std::vector<std::string> leases() const;
 
@@ -105,6 +114,10 @@ class SemaphoreCore final : public SessionObserver,
   struct Round;  // one attempt's lease phase (semaphore_core.cpp)
   enum class Outcome { kAcquired, kRequeue, kNotAcquired, kTimedOut, kCancelled };
   using Lock = std::unique_lock<std::mutex>;
+
+  // acquire() without the figures; `contended`: set if it waited for a lease to be freed.
+  std::shared_ptr<LeaseCore> take_lease(std::optional<SteadyClock::time_point> deadline,
+                                        bool try_once, bool throw_on_cancel, bool& contended);
 
   // The lease count stored with the path (semaphore_count.cpp). Returns: false if `deadline`
   // passed while no connection was up. Throws: LeaseCountMismatchError, ClosedError, Error.
@@ -143,6 +156,7 @@ class SemaphoreCore final : public SessionObserver,
   const SemaphoreOptions options_;
   const std::string node_data_;
   const std::shared_ptr<MutexCore> lock_;  // the internal lock, on <path>/locks
+  LockMeter& meter_;                       // the figures of its acquisitions
 
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
@@ -163,6 +177,7 @@ struct SemaphoreCore::Round {
   std::int64_t czxid = 0;
   std::int64_t session_id = 0;
   std::shared_ptr<LeaseCore> lease;  // on success
+  bool contended = false;            // it waited for a lease to be freed
   // Children watches set on the leases path (guarded by SemaphoreCore::mutex_; the watch
   // callbacks hold it too). Each has a number of ours, known before it is set.
   struct Watches {

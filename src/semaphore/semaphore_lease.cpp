@@ -34,12 +34,36 @@ void LeaseCore::attach() {
 void LeaseCore::on_missing() {
   deleted_ = true;
   std::lock_guard lock(mutex_);
+  end_hold_locked();
   cv_.notify_all();
 }
 
 void LeaseCore::on_session_change() {
   std::lock_guard lock(mutex_);
+  if (session_->lock_state_of(acquisition_.generation) == LockState::kLost) end_hold_locked();
   cv_.notify_all();
+}
+
+void LeaseCore::count_hold(LockMeter& meter) {
+  std::lock_guard lock(mutex_);
+  meter_ = &meter;
+  hold_open_ = !released_;
+  acquired_at_ = SteadyClock::now();
+}
+
+void LeaseCore::end_hold_locked() {
+  if (!hold_open_) return;
+  hold_open_ = false;
+  meter_->hold_ended(acquisition_.lock_path,
+                     session_->hold_end_of(acquisition_.generation, deleted_.load()),
+                     SteadyClock::now() - acquired_at_);
+}
+
+std::size_t LeaseCore::nodes_on_server() const {
+  std::lock_guard lock(mutex_);
+  const bool gone = deleted_.load() || delete_done_ ||
+                    session_->state_of(acquisition_.generation) == SessionState::kLost;
+  return gone ? 0 : 1;
 }
 
 LockState LeaseCore::state() const noexcept {
@@ -70,6 +94,7 @@ void LeaseCore::release() noexcept {
   {
     std::lock_guard lock(mutex_);
     if (released_) return;
+    end_hold_locked();
     released_ = true;
     probe = std::exchange(probe_, 0);
     cv_.notify_all();

@@ -92,6 +92,7 @@ SemaphoreCore::Outcome SemaphoreCore::lease_phase(Round& round,
             session_, Acquisition{path_, round.node_path, round.sequence, round.czxid,
                                   round.session_id, round.generation, SteadyClock::now(), false});
         round.lease->attach();
+        round.lease->count_hold(meter_);
         return Outcome::kAcquired;
       }
       if (try_once) {
@@ -100,6 +101,7 @@ SemaphoreCore::Outcome SemaphoreCore::lease_phase(Round& round,
       }
       if (!watched) {
         watched = true;  // look again, this time with the watch that tells us of a release
+        round.contended = true;
         continue;
       }
       // Wait for the watch, still holding the internal lock: nobody else is woken.

@@ -138,6 +138,8 @@ Session::ListenerId Session::add_listener(Listener listener) {
 }
 void Session::remove_listener(ListenerId id) { core_->remove_listener(id); }
 
+MetricsSnapshot Session::metrics() const { return core_->metrics().snapshot(); }
+
 std::optional<std::vector<std::string>> Session::children(const std::string& path) {
   detail::validate_node_path(path, "path");
   auto r = core_->call([&](detail::ClientConnection& h,

@@ -32,6 +32,8 @@ constexpr std::chrono::seconds kMinResolveInterval{5};
 SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultHook> fault_hook)
     : options_(std::move(options)),
       fault_hook_(std::move(fault_hook)),
+      metrics_(std::make_unique<SessionMetrics>(options_.metrics_paths, options_.event_hook,
+                                                options_.event_hook_queue)),
       hosts_(options_.connect.substr(0, options_.connect.find('/'))),
       chroot_(options_.connect.find('/') == std::string::npos
                   ? std::string()
@@ -45,9 +47,13 @@ SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultH
       lost_deadline_ns_(kNoDeadline) {
   settings_ = LivenessSettings::fitted(options_, options_.session_timeout);
   apply_route_locked();
+  metrics_->set_gauge_source([this](MetricsSnapshot& s) { read_gauges(s); });
 }
 
-SessionCore::~SessionCore() { close(); }
+SessionCore::~SessionCore() {
+  metrics_->set_gauge_source(nullptr);  // before anything it reads goes
+  close();
+}
 
 ServerTopology SessionCore::topology() const {
   std::lock_guard lock(mutex_);
@@ -126,49 +132,6 @@ std::string SessionCore::session_password() const {
   return c ? c->session_password() : std::string();
 }
 
-void SessionCore::resolve_on_start() {
-  if (!needs_resolving_) {
-    std::lock_guard lock(addresses_mutex_);
-    addresses_ = hosts_;
-    return;
-  }
-  ResolvedHosts resolved = resolve_hosts(hosts_);
-  if (resolved.addresses.empty()) {
-    std::string names;
-    for (const auto& h : resolved.unresolved) names += (names.empty() ? "" : ", ") + h;
-    throw InvalidArgumentError("connect string \"" + options_.connect +
-                               "\": no host could be resolved (" + names + ")");
-  }
-  for (const auto& h : resolved.unresolved) {
-    log_slot_.log(LogLevel::kWarn, "\"" + h + "\" does not resolve (now); looking again later");
-  }
-  {
-    std::lock_guard lock(addresses_mutex_);
-    addresses_ = std::move(resolved.addresses);
-  }
-  std::lock_guard lock(reaper_mutex_);
-  last_resolve_ = BootClock::now();
-}
-
-void SessionCore::refresh_addresses() {
-  ResolvedHosts resolved = resolve_hosts(hosts_);  // may block on the resolver: no lock held
-  if (resolved.addresses.empty()) return;  // keep what we had: resolution fails now and then
-  {
-    std::lock_guard lock(addresses_mutex_);
-    if (resolved.addresses == addresses_) return;
-    addresses_ = resolved.addresses;
-  }
-  log_slot_.log(LogLevel::kInfo, "the servers' addresses changed: " + resolved.addresses);
-  if (auto c = connection()) c->set_servers(resolved.addresses);
-}
-
-void SessionCore::request_resolve() {
-  if (!needs_resolving_) return;
-  std::lock_guard lock(reaper_mutex_);
-  resolve_requested_ = true;
-  reaper_wake_.notify_all();
-}
-
 void SessionCore::start() {
   resolve_on_start();
   {
@@ -221,9 +184,10 @@ void SessionCore::open_generation_locked(unsigned generation) {
     std::lock_guard lock(addresses_mutex_);
     addresses = addresses_;
   }
-  connection_ =
-      std::make_shared<ClientConnection>(addresses + chroot_, options_.session_timeout, generation,
-                                         *this, log_slot_.callback(), fault_hook_);
+  connection_ = std::make_shared<ClientConnection>(addresses + chroot_, options_.session_timeout,
+                                                   generation, *this, log_slot_.callback(),
+                                                   fault_hook_, &metrics_->requests());
+  metrics_->generation_opened();
   credentials_pending_ = options_.credentials.has_value();
   credentials_refused_ = Errc::ok;
   if (options_.credentials) {
@@ -258,7 +222,11 @@ void SessionCore::set_state_locked(SessionState next) {
   state_.store(next);
   // Posted under mutex_, so listeners see transitions in the order they happened, and anything
   // posted after this (flush_events) runs after it.
-  events_.publish({next, previous, generation_.load(), session_id_.load()});
+  const SessionEvent event{next, previous, generation_.load(), session_id_.load()};
+  events_.publish(event);
+  const bool expired = next == SessionState::kLost && server_ended_session_;
+  if (expired) expired_generation_.store(event.generation);
+  metrics_->state_changed(event, expired ? LostCause::kExpired : LostCause::kSilent);
   ++changes_;
   changed_.notify_all();
 }
@@ -383,6 +351,19 @@ void SessionCore::notify_observers() {
     }
   }
   for (auto& o : alive) o->on_session_change();
+}
+
+void SessionCore::read_gauges(MetricsSnapshot& s) {
+  std::vector<std::shared_ptr<SessionObserver>> alive;
+  {
+    std::lock_guard lock(observers_mutex_);
+    for (const auto& weak : observers_) {
+      if (auto o = weak.lock()) alive.push_back(std::move(o));
+    }
+  }
+  for (const auto& o : alive) s.nodes += static_cast<std::int64_t>(o->nodes_on_server());
+  if (const auto c = connection()) s.watches = static_cast<std::int64_t>(c->watch_count());
+  s.confirmation_lag_seconds = std::chrono::duration<double>(confirmation_lag()).count();
 }
 
 void SessionCore::add_observer(const std::shared_ptr<SessionObserver>& observer) {

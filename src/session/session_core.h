@@ -32,6 +32,7 @@
 #include "base/boot_clock.h"
 #include "client/client_connection.h"
 #include "client/log_router.h"
+#include "metrics/session_metrics.h"
 #include "session/event_dispatcher.h"
 #include "session/leader_confirmation.h"
 #include "session/liveness_rule.h"
@@ -48,6 +49,8 @@ class SessionObserver {
  public:
   virtual ~SessionObserver() = default;
   virtual void on_session_change() = 0;
+  /// The nodes it has on the server now, for the figures (called with no zklock lock held).
+  virtual std::size_t nodes_on_server() const { return 0; }
 };
 
 class SessionCore final : public ConnectionListener {
@@ -76,6 +79,25 @@ class SessionCore final : public ConnectionListener {
   /// Connected, Suspended while Suspended, else Lost.
   LockState lock_state_of(unsigned generation) const noexcept;
   unsigned generation() const noexcept { return generation_.load(); }
+  /// How a hold taken in `generation` ends if it ends now (`node_deleted`: its node was seen
+  /// gone): released while the session lives, else closed, expired or silent.
+  HoldEnd hold_end_of(unsigned generation, bool node_deleted) const noexcept {
+    if (node_deleted) return HoldEnd::kNodeDeleted;
+    switch (state_of(generation)) {
+      case SessionState::kConnected:
+      case SessionState::kSuspended:
+        return HoldEnd::kReleased;
+      case SessionState::kClosed:
+        return HoldEnd::kClosed;
+      default:
+        return lost_cause_of(generation) == LostCause::kExpired ? HoldEnd::kSessionExpired
+                                                                : HoldEnd::kSessionSilent;
+    }
+  }
+  /// Why generation `generation` was Lost: expired if the server said so, else silent.
+  LostCause lost_cause_of(unsigned generation) const noexcept {
+    return expired_generation_.load() == generation ? LostCause::kExpired : LostCause::kSilent;
+  }
   std::int64_t session_id() const noexcept { return session_id_.load(); }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
   BootClock::time_point lost_deadline() const noexcept;
@@ -151,6 +173,8 @@ class SessionCore final : public ConnectionListener {
                           std::chrono::milliseconds timeout);
 
   const SessionOptions& options() const noexcept { return options_; }
+  /// The figures of this session and its recipes (they record into it).
+  SessionMetrics& metrics() const noexcept { return *metrics_; }
   /// The ACL of the nodes zklock creates (lock nodes and the parents it creates).
   const Acl& node_acl() const noexcept { return node_acl_; }
 
@@ -210,9 +234,13 @@ class SessionCore final : public ConnectionListener {
   void probe_tick();
   void run_deferred_and_scheduled();
   void notify_observers();
+  // The figures' gauges: nodes, watches, the confirmation lag (any thread, no lock held).
+  void read_gauges(MetricsSnapshot& snapshot);
 
   const SessionOptions options_;
   const std::shared_ptr<testing::FaultHook> fault_hook_;
+  // Made first and destroyed last: every thread and recipe of the session records into it.
+  const std::unique_ptr<SessionMetrics> metrics_;
   const std::string hosts_;     // the connect string's hosts (no chroot)
   const std::string chroot_;    // "" or "/app"
   const bool needs_resolving_;  // some host is a name
@@ -255,6 +283,7 @@ class SessionCore final : public ConnectionListener {
 
   std::atomic<SessionState> state_{SessionState::kConnecting};
   std::atomic<unsigned> generation_{0};
+  std::atomic<unsigned> expired_generation_{0};  // the last generation the server expired
   std::atomic<std::int64_t> session_id_{0};
   std::atomic<bool> connected_{false};
   std::atomic<bool> closed_{false};

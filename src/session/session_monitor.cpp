@@ -178,6 +178,7 @@ void SessionCore::heartbeat_done_locked(std::uint64_t seq, const OpResult& r, bo
   } else if (answered(r.rc)) {
     heartbeat_read_answered_ = true;
     const auto now = BootClock::now();
+    if (heartbeat_pending_) metrics_->heartbeat_answered(now - *heartbeat_pending_);
     if (heartbeat_pending_ && now - *heartbeat_pending_ >= settings_.heartbeat_interval) {
       late_read_at_ = now;  // a silence just ended
     }
@@ -358,6 +359,7 @@ void SessionCore::monitor_loop() {
       if (actions.reconnect) {
         if (const auto dropped = actions.connection->force_reconnect(actions.reconnect_connected)) {
           log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
+          metrics_->forced_reconnect(actions.generation, session_id_.load());
           request_resolve();  // the servers may have moved: look their names up again (reaper)
           std::lock_guard relock(mutex_);
           if (actions.generation == generation_.load()) {

@@ -103,6 +103,13 @@ struct LockSet::Member {
     }
   }
   LockState state() const noexcept { return mutex ? mutex->state() : shared->state(); }
+  detail::MutexCore& core() const noexcept {
+    return mutex ? detail::MutexAccess::core(*mutex) : detail::MutexAccess::core(*shared);
+  }
+  /// Where a set whose first member this is counts (the figures of its first member's session).
+  detail::LockMeter& set_meter() const {
+    return core().session().metrics().meter(Recipe::kLockSet, path());
+  }
   std::optional<Acquisition> acquisition() const {
     return mutex ? mutex->acquisition() : shared->acquisition();
   }
@@ -174,6 +181,36 @@ bool LockSet::try_lock() { return lock_until(std::chrono::steady_clock::now(), t
 bool LockSet::lock_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                          bool try_once) {
   if (held_ != 0) throw Error(Errc::would_deadlock, "zklock::LockSet: already held");
+  if (members_.empty()) return take_members(deadline, try_once);
+  const auto started = std::chrono::steady_clock::now();
+  const auto record = [&](AcquireOutcome outcome) {
+    const Member& first = *members_.front();
+    first.set_meter().acquire_ended(first.path(), outcome,
+                                    std::chrono::steady_clock::now() - started, false);
+  };
+  bool taken = false;
+  try {
+    taken = take_members(deadline, try_once);
+  } catch (const CancelledError&) {
+    record(AcquireOutcome::kCancelled);
+    throw;
+  } catch (const ClosedError&) {
+    record(AcquireOutcome::kSessionLost);
+    throw;
+  } catch (const SessionLostError&) {
+    record(AcquireOutcome::kSessionLost);
+    throw;
+  } catch (...) {
+    record(AcquireOutcome::kError);
+    throw;
+  }
+  record(taken ? AcquireOutcome::kAcquired : AcquireOutcome::kTimedOut);
+  if (taken) held_since_ = std::chrono::steady_clock::now();
+  return taken;
+}
+
+bool LockSet::take_members(std::optional<std::chrono::steady_clock::time_point> deadline,
+                           bool try_once) {
   while (true) {
     try {
       for (; held_ < members_.size(); ++held_) {
@@ -194,6 +231,21 @@ bool LockSet::lock_until(std::optional<std::chrono::steady_clock::time_point> de
 }
 
 void LockSet::unlock() noexcept {
+  if (held_ != 0 && held_ == members_.size() &&
+      held_since_ != std::chrono::steady_clock::time_point{}) {
+    // The set's hold ends as its worst member's: released, unless one of them was lost.
+    HoldEnd end = HoldEnd::kReleased;
+    for (const auto& m : members_) {
+      if (m->state() != LockState::kLost) continue;
+      const auto a = m->acquisition();
+      end = a ? m->core().session().hold_end_of(a->generation, false) : HoldEnd::kSessionSilent;
+      if (end == HoldEnd::kReleased) end = HoldEnd::kNodeDeleted;  // Lost with its session alive
+      break;
+    }
+    const Member& first = *members_.front();
+    first.set_meter().hold_ended(first.path(), end, std::chrono::steady_clock::now() - held_since_);
+  }
+  held_since_ = {};
   while (held_ > 0) members_[--held_]->release();
 }
 
