@@ -1,10 +1,11 @@
 // zklock/metrics.h: the figures zklock keeps about its locks and sessions, as plain values.
 //
-// Every Session keeps them from the moment it opens (there is no switch: recording one
-// acquisition costs a handful of relaxed atomic additions and no allocation, and nothing is sent
-// to the server for it). Session::metrics() reads one session's; process_metrics() sums every
-// Session of the process, including those already closed. to_prometheus() (zklock/prometheus.h)
-// renders either in Prometheus' text format; docs/observability.md lists every figure.
+// Every Session keeps them from the moment it opens, unless SessionOptions::metrics is false:
+// recording one acquisition costs a handful of relaxed atomic additions and no allocation, and
+// nothing is sent to the server for it. Session::metrics() reads one session's; process_metrics()
+// sums every Session of the process, including those already closed. to_prometheus()
+// (zklock/prometheus.h) renders either in Prometheus' text format; docs/observability.md lists
+// every figure.
 //
 //   zklock::Session session(options);
 //   ...

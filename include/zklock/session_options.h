@@ -83,6 +83,11 @@ struct SessionOptions {
 
   // Observability (zklock/metrics.h, zklock/event_hook.h, docs/observability.md).
 
+  /// Keep the figures of this session's locks and requests (on by default: they cost a few
+  /// relaxed atomic additions per acquisition and no request). false: only the session's own
+  /// (generations, states, heartbeats) are kept; the EventHook still hears of state changes.
+  bool metrics = true;
+
   /// Lock paths (as given to Mutex, SharedMutex, Semaphore) whose figures are kept apart; every
   /// other path is counted under "" (all others). Bounded on purpose: name the few paths you
   /// watch, never one per request.

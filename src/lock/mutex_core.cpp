@@ -18,11 +18,11 @@ MutexCore::MutexCore(std::shared_ptr<SessionCore> session, std::string path, Mut
       options_(std::move(options)),
       read_write_(read_write),
       node_data_(holder_identity(options_.description)),
-      exclusive_meter_(recorded && !read_write ? &session_->metrics().meter(Recipe::kMutex, path_)
+      exclusive_meter_(recorded && !read_write ? session_->lock_meter(Recipe::kMutex, path_)
                                                : nullptr),
-      read_meter_(recorded && read_write ? &session_->metrics().meter(Recipe::kSharedRead, path_)
+      read_meter_(recorded && read_write ? session_->lock_meter(Recipe::kSharedRead, path_)
                                          : nullptr),
-      write_meter_(recorded && read_write ? &session_->metrics().meter(Recipe::kSharedWrite, path_)
+      write_meter_(recorded && read_write ? session_->lock_meter(Recipe::kSharedWrite, path_)
                                           : nullptr) {}
 
 std::string MutexCore::context() const {

@@ -31,7 +31,7 @@ SemaphoreCore::SemaphoreCore(std::shared_ptr<SessionCore> session, std::string p
       node_data_(holder_identity(options_.description)),
       lock_(std::make_shared<MutexCore>(session_, path_ + "/locks", internal_lock_options(options_),
                                         /*read_write=*/false, /*recorded=*/false)),
-      meter_(session_->metrics().meter(Recipe::kSemaphore, path_)) {}
+      meter_(session_->lock_meter(Recipe::kSemaphore, path_)) {}
 
 SemaphoreCore::~SemaphoreCore() = default;
 
@@ -111,8 +111,9 @@ std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::tim
   }
   bool contended = false;
   const auto record = [&](AcquireOutcome outcome, const std::shared_ptr<LeaseCore>& lease) {
-    meter_.acquire_ended(path_, outcome, SteadyClock::now() - started, contended,
-                         lease ? lease->acquisition().sequence : 0);
+    if (!meter_) return;
+    meter_->acquire_ended(path_, outcome, SteadyClock::now() - started, contended,
+                          lease ? lease->acquisition().sequence : 0);
   };
   std::shared_ptr<LeaseCore> lease;
   try {

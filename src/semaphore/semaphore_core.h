@@ -156,7 +156,7 @@ class SemaphoreCore final : public SessionObserver,
   const SemaphoreOptions options_;
   const std::string node_data_;
   const std::shared_ptr<MutexCore> lock_;  // the internal lock, on <path>/locks
-  LockMeter& meter_;                       // the figures of its acquisitions
+  LockMeter* const meter_;                 // the figures of its acquisitions (null: none)
 
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;

@@ -184,9 +184,9 @@ void SessionCore::open_generation_locked(unsigned generation) {
     std::lock_guard lock(addresses_mutex_);
     addresses = addresses_;
   }
-  connection_ = std::make_shared<ClientConnection>(addresses + chroot_, options_.session_timeout,
-                                                   generation, *this, log_slot_.callback(),
-                                                   fault_hook_, &metrics_->requests());
+  connection_ = std::make_shared<ClientConnection>(
+      addresses + chroot_, options_.session_timeout, generation, *this, log_slot_.callback(),
+      fault_hook_, options_.metrics ? &metrics_->requests() : nullptr);
   metrics_->generation_opened();
   credentials_pending_ = options_.credentials.has_value();
   credentials_refused_ = Errc::ok;

@@ -175,6 +175,10 @@ class SessionCore final : public ConnectionListener {
   const SessionOptions& options() const noexcept { return options_; }
   /// The figures of this session and its recipes (they record into it).
   SessionMetrics& metrics() const noexcept { return *metrics_; }
+  /// Where a recipe counts its acquisitions on `path`; null when SessionOptions::metrics is off.
+  LockMeter* lock_meter(Recipe recipe, const std::string& path) const {
+    return options_.metrics ? &metrics_->meter(recipe, path) : nullptr;
+  }
   /// The ACL of the nodes zklock creates (lock nodes and the parents it creates).
   const Acl& node_acl() const noexcept { return node_acl_; }
 

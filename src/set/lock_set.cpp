@@ -107,8 +107,8 @@ struct LockSet::Member {
     return mutex ? detail::MutexAccess::core(*mutex) : detail::MutexAccess::core(*shared);
   }
   /// Where a set whose first member this is counts (the figures of its first member's session).
-  detail::LockMeter& set_meter() const {
-    return core().session().metrics().meter(Recipe::kLockSet, path());
+  detail::LockMeter* set_meter() const {
+    return core().session().lock_meter(Recipe::kLockSet, path());
   }
   std::optional<Acquisition> acquisition() const {
     return mutex ? mutex->acquisition() : shared->acquisition();
@@ -185,8 +185,10 @@ bool LockSet::lock_until(std::optional<std::chrono::steady_clock::time_point> de
   const auto started = std::chrono::steady_clock::now();
   const auto record = [&](AcquireOutcome outcome) {
     const Member& first = *members_.front();
-    first.set_meter().acquire_ended(first.path(), outcome,
-                                    std::chrono::steady_clock::now() - started, false);
+    if (detail::LockMeter* meter = first.set_meter()) {
+      meter->acquire_ended(first.path(), outcome, std::chrono::steady_clock::now() - started,
+                           false);
+    }
   };
   bool taken = false;
   try {
@@ -243,7 +245,9 @@ void LockSet::unlock() noexcept {
       break;
     }
     const Member& first = *members_.front();
-    first.set_meter().hold_ended(first.path(), end, std::chrono::steady_clock::now() - held_since_);
+    if (detail::LockMeter* meter = first.set_meter()) {
+      meter->hold_ended(first.path(), end, std::chrono::steady_clock::now() - held_since_);
+    }
   }
   held_since_ = {};
   while (held_ > 0) members_[--held_]->release();

@@ -197,6 +197,20 @@ TEST(MetricsTest, ANodeDeletedUnderTheHolderIsCountedAsSuch) {
   EXPECT_EQ(figures(s.metrics(), Recipe::kMutex, path).hold.count, 1u);
 }
 
+TEST(MetricsTest, WithMetricsOffNoLockOrRequestIsCounted) {
+  auto server = shared_server();
+  auto o = options_for(server.connect);
+  o.metrics = false;
+  Session s(o);
+  Mutex m(s, unique_path("off"));
+  m.lock();
+  m.unlock();
+  const MetricsSnapshot after = s.metrics();
+  EXPECT_EQ(after.acquisitions(Recipe::kMutex, AcquireOutcome::kAcquired), 0u);
+  EXPECT_TRUE(after.requests.empty());
+  EXPECT_EQ(after.generations, 1u);  // the session's own figures stay
+}
+
 TEST(MetricsTest, ProcessFiguresKeepClosedSessions) {
   auto server = shared_server();
   const std::uint64_t before =

@@ -2,8 +2,8 @@
 //
 //   zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async
 //                --clients N --iterations K
-//                [--json] [--path P] [--session-timeout-ms T] [--count-requests] [--no-cleanup]
-//                [--verbose]
+//                [--json] [--path P] [--session-timeout-ms T] [--count-requests] [--no-metrics]
+//                [--no-cleanup] [--verbose]
 //
 // The output line has the keys of the peer programs (impl, mode, clients, iters, seconds,
 // ops_per_s, p50_us, p99_us, overlaps) plus the mode's own figures. Exit status: 0 when the line
@@ -21,7 +21,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async\n"
     "                    [--clients N] [--iterations K] [--json] [--path P]\n"
-    "                    [--session-timeout-ms T] [--count-requests] [--no-cleanup] [--verbose]\n"
+    "                    [--session-timeout-ms T] [--count-requests] [--no-metrics]\n"
+    "                    [--no-cleanup] [--verbose]\n"
     "  uncontended  one session, K lock+unlock cycles (K default 2000)\n"
     "  contended    N sessions, a thread each, K cycles each on one lock (N 16, K 60)\n"
     "  queue        N waiters queue behind a held lock, which is then released; the queue drains\n"
@@ -34,7 +35,9 @@ constexpr const char* kUsage =
     "               blocking lock() calls on a thread each (N 500)\n"
     "Prints one JSON line on stdout (--json is the default and only format).\n"
     "--count-requests adds req_<operation>_per_acq: zklock's requests by kind, counted "
-    "client-side.\n";
+    "client-side.\n"
+    "--no-metrics turns the sessions' lock figures off (SessionOptions::metrics), to measure "
+    "their cost.\n";
 
 bool parse_int(const char* text, int& out) {
   char* end = nullptr;
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
       o.verbose = true;
     } else if (arg == "--count-requests") {
       o.count_requests = true;
+    } else if (arg == "--no-metrics") {
+      o.metrics = false;
     } else if (arg == "--no-cleanup") {
       o.cleanup = false;
     } else if (arg == "--connect") {
