@@ -39,8 +39,8 @@ LockRequest MutexCore::async_acquire(ContenderKind kind, AsyncLockOptions option
                                      LockHandler handler) {
   auto a = std::make_shared<Attempt>();
   a->kind = kind;
-  a->started = SteadyClock::now();
   a->async = std::make_unique<Attempt::Async>();
+  a->async->started = SteadyClock::now();
   a->async->handler = std::move(handler);
   a->async->executor = std::move(options.executor);
   const auto now = SteadyClock::now();
@@ -83,7 +83,7 @@ void MutexCore::settle_async_locked(const AttemptPtr& a, Errc code) {
   async.settled = true;
   session_->cancel_scheduled(std::exchange(async.deadline_task, {}));
   if (code == Errc::ok && a->result != Attempt::Result::kAcquired) code = Errc::timed_out;
-  record_acquire_locked(a, outcome_of(code));
+  record_acquire_locked(a, outcome_of(code), async.started);
   auto hold = std::make_shared<Hold>();
   if (code == Errc::ok) {
     async.acquisition = acquisition_of_locked(a);

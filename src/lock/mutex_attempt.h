@@ -43,8 +43,6 @@ struct MutexCore::Attempt {
   std::uint64_t self_watch_epoch = 0;  // connection epoch it was set on (0: not set)
   std::uint64_t probe = 0;             // SessionCore heartbeat probe on our node while held
   std::size_t reported_ahead = static_cast<std::size_t>(-1);
-  std::chrono::steady_clock::time_point started;      // the call (the wait's figure)
-  std::chrono::steady_clock::time_point acquired_at;  // the hold's start
   Phase phase = Phase::kCreating;
   Result result = Result::kPending;
   Errc error = Errc::ok;
@@ -62,9 +60,15 @@ struct MutexCore::Attempt {
   bool awaiting_self_read = false;
   bool self_deleted = false;
   bool retry_pending = false;
-  bool contended = false;  // it waited behind someone (the figures)
-  bool queued = false;     // its queue length is counted
-  bool hold_open = false;  // a hold began and its end is not counted yet
+  // The figures' marks (mutex_figures.cpp) in one byte, which fits beside the flags above (a
+  // held lock costs no more for them): it waited behind someone; its queue length is counted; a
+  // hold began whose end is not counted yet (timed from its Acquisition's acquired_at).
+  static constexpr std::uint8_t kContended = 1, kQueued = 2, kHoldOpen = 4;
+  std::uint8_t marks = 0;
+  bool marked(std::uint8_t m) const noexcept { return (marks & m) != 0; }
+  void mark(std::uint8_t m, bool on = true) noexcept {
+    marks = static_cast<std::uint8_t>(on ? marks | m : marks & ~m);
+  }
 
   // An asynchronous acquisition (Mutex::async_lock): no thread waits for it. Its outcome is
   // settled once, through `handler`; once acquired, a Hold owns it.
@@ -75,8 +79,9 @@ struct MutexCore::Attempt {
     bool released = false;  // its Hold released it, or the Mutex was destroyed
     LockState reported_state = LockState::kNotHeld;
     std::optional<Acquisition> acquisition;
-    SessionCore::ScheduledId deadline_task;  // cancelled once settled
-    std::function<void()> on_released;       // release_hold_then()
+    SessionCore::ScheduledId deadline_task;         // cancelled once settled
+    std::function<void()> on_released;              // release_hold_then()
+    std::chrono::steady_clock::time_point started;  // the call (the wait's figure)
   };
   std::unique_ptr<Async> async;  // null for a blocking lock()
 };

@@ -148,21 +148,23 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
   const std::uint64_t epoch = cancel_epoch ? *cancel_epoch : cancel_epoch_;
   auto a = std::make_shared<Attempt>();
   a->kind = kind;
-  a->started = SteadyClock::now();
+  const auto started = SteadyClock::now();
   auto give_up = [&]() -> bool {  // after a cancel, a timeout or the end of the Mutex
     if (session_->closed()) {
-      record_acquire_locked(a, AcquireOutcome::kSessionLost);
+      record_acquire_locked(a, AcquireOutcome::kSessionLost, started);
       throw ClosedError(Errc::closed, context);
     }
     const bool cancelled = shut_down_ || cancelled_since(epoch);
-    record_acquire_locked(a, cancelled ? AcquireOutcome::kCancelled : AcquireOutcome::kTimedOut);
+    record_acquire_locked(a, cancelled ? AcquireOutcome::kCancelled : AcquireOutcome::kTimedOut,
+                          started);
     if (shut_down_) throw CancelledError(context + "::lock: the Mutex was destroyed while waiting");
     if (cancelled_since(epoch) && throw_on_cancel)
       throw CancelledError(context + "::lock: cancelled");
     return false;
   };
 
-  a->contended = busy_ || !local_queue_.empty();  // another thread of ours goes first
+  // Another thread of ours goes first.
+  a->mark(Attempt::kContended, busy_ || !local_queue_.empty());
   if (!take_local_turn(lock, deadline, epoch)) return give_up();
   busy_ = true;
 
@@ -176,7 +178,7 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
 
   if (a->result == Attempt::Result::kAcquired) {
     owner_ = std::this_thread::get_id();
-    record_acquire_locked(a, AcquireOutcome::kAcquired);
+    record_acquire_locked(a, AcquireOutcome::kAcquired, started);
     take_acquisition_locked(a);
     return true;
   }
@@ -185,11 +187,11 @@ bool MutexCore::acquire(ContenderKind kind, std::optional<SteadyClock::time_poin
   busy_ = false;
   cv_.notify_all();
   if (a->result == Attempt::Result::kFailed) {
-    record_acquire_locked(a, outcome_of(a->error));
+    record_acquire_locked(a, outcome_of(a->error), started);
     throw_error(a->error, context + "::lock");
   }
   if (a->result == Attempt::Result::kNotAcquired) {
-    record_acquire_locked(a, AcquireOutcome::kTimedOut);  // try_lock() found it taken
+    record_acquire_locked(a, AcquireOutcome::kTimedOut, started);  // try_lock() found it taken
     return false;
   }
   return give_up();
@@ -227,6 +229,7 @@ bool MutexCore::downgrade() {
   if (reader->result == Attempt::Result::kAcquired && held_ == writer &&
       reader->generation == writer->generation && still_held_locked(writer)) {
     // Both nodes are ours and nobody can be between them but readers: the write node can go.
+    end_hold_locked(writer);
     take_acquisition_locked(reader);
     cleanup_locked(writer);
     cv_.notify_all();
@@ -277,7 +280,7 @@ void MutexCore::await_attempt(Lock& lock, const AttemptPtr& a,
     }
     if (a->result != Attempt::Result::kAcquired || still_held_locked(a)) return;
     a->result = Attempt::Result::kPending;
-    a->hold_open = false;  // never handed out: no hold to count
+    a->mark(Attempt::kHoldOpen, false);  // never handed out: no hold to count
     vanished_locked(a);
   }
 }
@@ -297,6 +300,7 @@ MutexCore::AttemptPtr MutexCore::release_locked(std::initializer_list<ContenderK
     return nullptr;  // unlock() of a SharedMutex held shared, or unlock_shared() of one held
                      // exclusively
   }
+  end_hold_locked(held_);  // while its Acquisition is still there
   AttemptPtr a = std::move(held_);
   held_.reset();
   acquisition_.reset();

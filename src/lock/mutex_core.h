@@ -201,11 +201,13 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
 
   // The figures (mutex_figures.cpp), with mutex_ held.
   LockMeter* meter_of(ContenderKind kind) const noexcept;
-  /// An acquisition ended with `outcome`.
-  void record_acquire_locked(const AttemptPtr& a, AcquireOutcome outcome);
+  /// An acquisition called at `started` ended with `outcome`.
+  void record_acquire_locked(const AttemptPtr& a, AcquireOutcome outcome,
+                             SteadyClock::time_point started);
   /// The outcome of a blocking acquisition that failed with `code`.
   static AcquireOutcome outcome_of(Errc code) noexcept;
-  /// A hold began (acquired) / ended (released, or seen Lost); each hold ends once.
+  /// A hold began (acquired) / ended (released, or seen Lost); each hold ends once. The hold is
+  /// timed from its Acquisition (acquired_at), so that a held lock carries nothing more.
   void begin_hold_locked(const AttemptPtr& a);
   void end_hold_locked(const AttemptPtr& a);
 

@@ -34,25 +34,31 @@ AcquireOutcome MutexCore::outcome_of(Errc code) noexcept {
   }
 }
 
-void MutexCore::record_acquire_locked(const AttemptPtr& a, AcquireOutcome outcome) {
+void MutexCore::record_acquire_locked(const AttemptPtr& a, AcquireOutcome outcome,
+                                      SteadyClock::time_point started) {
   LockMeter* meter = meter_of(a->kind);
   if (!meter) return;
-  meter->acquire_ended(path_, outcome, SteadyClock::now() - a->started, a->contended,
+  meter->acquire_ended(path_, outcome, SteadyClock::now() - started, a->marked(Attempt::kContended),
                        outcome == AcquireOutcome::kAcquired ? a->sequence : 0);
 }
 
-void MutexCore::begin_hold_locked(const AttemptPtr& a) {
-  a->acquired_at = SteadyClock::now();
-  a->hold_open = true;
-}
+void MutexCore::begin_hold_locked(const AttemptPtr& a) { a->mark(Attempt::kHoldOpen); }
 
 void MutexCore::end_hold_locked(const AttemptPtr& a) {
-  if (!a->hold_open) return;
-  a->hold_open = false;
+  if (!a->marked(Attempt::kHoldOpen)) return;
+  a->mark(Attempt::kHoldOpen, false);
   LockMeter* meter = meter_of(a->kind);
-  if (!meter) return;
+  // Where the hold's Acquisition is: a Hold's own, or the Mutex's (a blocking lock()'s). Neither:
+  // it was never handed out, no hold to count.
+  const Acquisition* acquisition = nullptr;
+  if (a->async && a->async->acquisition) {
+    acquisition = &*a->async->acquisition;
+  } else if (a == held_ && acquisition_) {
+    acquisition = &*acquisition_;
+  }
+  if (!meter || !acquisition) return;
   meter->hold_ended(path_, session_->hold_end_of(a->generation, a->self_deleted),
-                    SteadyClock::now() - a->acquired_at);
+                    SteadyClock::now() - acquisition->acquired_at);
 }
 
 std::size_t MutexCore::nodes_on_server() const {

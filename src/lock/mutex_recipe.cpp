@@ -146,8 +146,8 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<ListedContender
     return;
   }
   const auto position = static_cast<std::size_t>(it - queue.begin());
-  if (!a->queued) {
-    a->queued = true;
+  if (!a->marked(Attempt::kQueued)) {
+    a->mark(Attempt::kQueued);
     if (LockMeter* meter = meter_of(a->kind)) meter->queued(position + 1);
   }
   // Whom we wait behind: a reader, the nearest earlier contender that excludes readers (every
@@ -177,7 +177,7 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<ListedContender
     cleanup_locked(a);
     return;
   }
-  a->contended = true;
+  a->mark(Attempt::kContended);
   a->pred_path = path_ + "/" + queue[ahead - 1].name;
   // When a first-in-line node we wait behind goes, nothing excluding us is ahead any more.
   a->pred_was_first = ahead == 1;

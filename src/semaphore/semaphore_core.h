@@ -55,8 +55,9 @@ class LeaseCore final : public SessionObserver, public std::enable_shared_from_t
   const Acquisition& acquisition() const noexcept { return acquisition_; }
   /// True once the node was seen missing (a watch or a heartbeat probe).
   bool deleted() const noexcept { return deleted_.load(); }
-  /// Effects: from now on this lease is a hold counted in `meter` (its end: released or lost).
-  void count_hold(LockMeter& meter);
+  /// Effects: from now on this lease is a hold counted in the session's figures (its end:
+  ///   released or lost; timed from the Acquisition's acquired_at).
+  void count_hold();
 
   void on_session_change() override;
   std::size_t nodes_on_server() const override;
@@ -76,10 +77,8 @@ class LeaseCore final : public SessionObserver, public std::enable_shared_from_t
   mutable std::condition_variable cv_;
   bool released_ = false;
   bool delete_done_ = false;
+  bool hold_open_ = false;  // count_hold() was called and the end is not counted yet
   SessionCore::ProbeId probe_ = 0;
-  LockMeter* meter_ = nullptr;  // set by count_hold()
-  bool hold_open_ = false;
-  SteadyClock::time_point acquired_at_;
 };
 
 class SemaphoreCore final : public SessionObserver,

@@ -44,19 +44,20 @@ void LeaseCore::on_session_change() {
   cv_.notify_all();
 }
 
-void LeaseCore::count_hold(LockMeter& meter) {
+void LeaseCore::count_hold() {
   std::lock_guard lock(mutex_);
-  meter_ = &meter;
   hold_open_ = !released_;
-  acquired_at_ = SteadyClock::now();
 }
 
 void LeaseCore::end_hold_locked() {
   if (!hold_open_) return;
   hold_open_ = false;
-  meter_->hold_ended(acquisition_.lock_path,
-                     session_->hold_end_of(acquisition_.generation, deleted_.load()),
-                     SteadyClock::now() - acquired_at_);
+  // Looked up here rather than kept: a held lease carries nothing more for the figures.
+  if (LockMeter* meter = session_->lock_meter(Recipe::kSemaphore, acquisition_.lock_path)) {
+    meter->hold_ended(acquisition_.lock_path,
+                      session_->hold_end_of(acquisition_.generation, deleted_.load()),
+                      SteadyClock::now() - acquisition_.acquired_at);
+  }
 }
 
 std::size_t LeaseCore::nodes_on_server() const {

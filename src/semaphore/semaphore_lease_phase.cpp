@@ -92,7 +92,7 @@ SemaphoreCore::Outcome SemaphoreCore::lease_phase(Round& round,
             session_, Acquisition{path_, round.node_path, round.sequence, round.czxid,
                                   round.session_id, round.generation, SteadyClock::now(), false});
         round.lease->attach();
-        if (meter_) round.lease->count_hold(*meter_);
+        round.lease->count_hold();
         return Outcome::kAcquired;
       }
       if (try_once) {
