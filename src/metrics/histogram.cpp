@@ -6,9 +6,7 @@
 namespace zklock::detail {
 
 AtomicHistogram::AtomicHistogram(std::vector<double> bounds, double scale)
-    : bounds_(std::move(bounds)),
-      scale_(scale),
-      counts_(new std::atomic<std::uint64_t>[bounds_.size() + 1]) {
+    : bounds_(std::move(bounds)), scale_(scale), counts_(bounds_.size() + 1) {
   unit_bounds_.reserve(bounds_.size());
   for (const double b : bounds_)
     unit_bounds_.push_back(static_cast<std::uint64_t>(std::llround(b * scale_)));

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "zklock/metrics.h"
@@ -30,7 +29,7 @@ class AtomicHistogram {
   const std::vector<double> bounds_;
   std::vector<std::uint64_t> unit_bounds_;  // bounds_ in units, for the search
   const double scale_;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;  // bounds_.size() + 1
+  std::vector<std::atomic<std::uint64_t>> counts_;  // bounds_.size() + 1, never resized
   std::atomic<std::uint64_t> sum_{0};
 };
 

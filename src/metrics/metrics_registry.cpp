@@ -15,7 +15,7 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry* const instance = new Registry;  // never destroyed: sessions may outlive main
+  static auto* const instance = new Registry;  // never destroyed: sessions may outlive main
   return *instance;
 }
 

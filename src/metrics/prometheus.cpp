@@ -3,6 +3,7 @@
 // per family, then its samples; histograms as cumulative _bucket{le} series, _sum and _count.
 #include "zklock/prometheus.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
@@ -17,9 +18,10 @@ using Labels = std::vector<std::pair<std::string_view, std::string>>;
 std::string number(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   if (std::isnan(v)) return "NaN";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);  // shortest round trip
-  return std::string(buffer, result.ptr);
+  std::array<char, 64> buffer{};
+  const auto result =
+      std::to_chars(buffer.data(), buffer.data() + buffer.size(), v);  // shortest round trip
+  return {buffer.data(), result.ptr};
 }
 
 std::string number(std::uint64_t v) { return std::to_string(v); }
