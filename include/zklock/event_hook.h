@@ -6,7 +6,9 @@
 // for the hook: they put the event in a bounded queue (SessionOptions::event_hook_queue) and go
 // on; a hook slower than the events costs only its own thread and, once the queue is full, the
 // events that do not fit (counted: MetricsSnapshot::hook_events_dropped). A hook must not throw;
-// if it does, the exception is swallowed and counted as a dropped event.
+// if it does, the exception is swallowed and counted as a dropped event. Session::close() delivers
+// what is queued and stops the hook thread (so a hook must not call close()); events after that
+// are dropped.
 #pragma once
 
 #include <chrono>

@@ -9,13 +9,16 @@ HookDispatcher::HookDispatcher(std::shared_ptr<EventHook> hook, std::size_t capa
   thread_ = std::thread([this] { run(); });
 }
 
-HookDispatcher::~HookDispatcher() {
+HookDispatcher::~HookDispatcher() { stop(); }
+
+void HookDispatcher::stop() noexcept {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  std::lock_guard lock(join_mutex_);
+  if (thread_.joinable()) thread_.join();
 }
 
 void HookDispatcher::post(std::function<void(EventHook&)> deliver) noexcept {

@@ -2,9 +2,9 @@
 //
 // post() never waits for the hook: it takes a leaf lock for the time of a push onto a bounded
 // queue and returns; an event that does not fit is dropped and counted. The thread calls the hook
-// one event at a time, in the order posted, and stops (after delivering what was queued) when the
-// dispatcher is destroyed. Called from every zklock thread, with any of zklock's locks held: it
-// takes only its own lock and calls no zklock code.
+// one event at a time, in the order posted, and stops (after delivering what was queued) on stop()
+// - the Session's close() - or when the dispatcher is destroyed. Called from every zklock thread,
+// with any of zklock's locks held: it takes only its own lock and calls no zklock code.
 #pragma once
 
 #include <atomic>
@@ -30,6 +30,9 @@ class HookDispatcher {
 
   /// Effects: queues `deliver` (it calls one method of the hook) unless the queue is full.
   void post(std::function<void(EventHook&)> deliver) noexcept;
+  /// Effects: delivers what is queued, then stops the thread (idempotent; later events are
+  ///   dropped). Must not be called from the hook.
+  void stop() noexcept;
   /// Events dropped: the queue was full, or the hook threw.
   std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
 
@@ -43,6 +46,7 @@ class HookDispatcher {
   std::deque<std::function<void(EventHook&)>> queue_;
   bool stopping_ = false;
   std::atomic<std::uint64_t> dropped_{0};
+  std::mutex join_mutex_;  // one stop() joins, the others wait for it
   std::thread thread_;
 };
 

@@ -76,6 +76,10 @@ class SessionMetrics {
   void heartbeat_answered(std::chrono::nanoseconds round_trip) noexcept;
 
   RequestCounters& requests() noexcept { return requests_; }
+  /// Effects: delivers the hook's queued events and stops its thread (the Session's close()).
+  void stop_hook() noexcept {
+    if (hook_) hook_->stop();
+  }
 
   /// The gauges (nodes, watches, confirmation lag) come from whoever owns the session: set once,
   /// before anything else sees this object, and cleared (under the registry's lock) before the

@@ -576,6 +576,7 @@ void SessionCore::close() noexcept {
   for (auto& task : leftover) task();
   notify_observers();
   events_.stop();
+  metrics_->stop_hook();  // after the recipes heard of the close: their last events are delivered
 }
 
 }  // namespace zklock::detail

@@ -294,6 +294,24 @@ TEST(MetricsTest, ABlockedHookCostsOnlyItsOwnThreadAndGetsEveryEventInOrder) {
   EXPECT_EQ(s.metrics().hook_events_dropped, 0u);
 }
 
+TEST(MetricsTest, CloseDeliversTheHooksLastEventsThenStopsItsThread) {
+  auto server = shared_server();
+  auto hook = std::make_shared<BlockingHook>();
+  hook->open();
+  auto o = options_for(server.connect);
+  o.event_hook = hook;
+  Session s(o);
+  Mutex m(s, unique_path("hook-close"));
+  m.lock();
+  s.close();  // returns once the hook has had everything up to the close
+  const auto seen = hook->seen();
+  ASSERT_GE(seen.size(), 4u);
+  EXPECT_EQ(seen[seen.size() - 2], "state Closed");
+  EXPECT_EQ(seen.back(), "release closed");  // the held lock went with the session
+  m.unlock();                                // after the close: its end was counted already
+  EXPECT_EQ(hook->seen().size(), seen.size());
+}
+
 TEST(MetricsTest, AFullHookQueueDropsAndCountsInsteadOfWaiting) {
   auto server = shared_server();
   auto hook = std::make_shared<BlockingHook>();
