@@ -9,6 +9,8 @@ ZKLOCK_PACKAGES=(
                                        # and the wrap suite's snapshot seeder
   libgtest-dev                         # tests
   libcli11-dev nlohmann-json3-dev      # the zklock CLI
+  libcpp-httplib-dev                   # the CLI's --metrics-listen, the metrics_http example, the
+                                       # scrape test (the library does not use it)
   libsqlite3-dev                       # the fenced-counter example
   libasio-dev                          # the asio_requests example (the library does not use it)
   libcurator-recipes-java python3-kazoo  # interop tests: Apache Curator and kazoo on one path

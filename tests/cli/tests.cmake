@@ -14,5 +14,13 @@ zklock_add_test(cli_test ${CMAKE_CURRENT_LIST_DIR}/cli_process.cpp ${CMAKE_CURRE
 target_include_directories(cli_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)  # test_env.h
 target_compile_definitions(cli_test PRIVATE ZKLOCK_CLI="$<TARGET_FILE:zklock-cli>")
 add_dependencies(cli_test zklock-cli)
+# --metrics-listen, fetched with cpp-httplib's client (the CLI needs the library anyway).
+find_package(CppHttplib REQUIRED)
+zklock_add_test(cli_metrics_listen_test ${CMAKE_CURRENT_LIST_DIR}/cli_process.cpp
+                ${CMAKE_CURRENT_LIST_DIR}/cli_metrics_listen_test.cpp
+                LIBS zklock CppHttplib::CppHttplib TIMEOUT 120)
+target_include_directories(cli_metrics_listen_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)
+target_compile_definitions(cli_metrics_listen_test PRIVATE ZKLOCK_CLI="$<TARGET_FILE:zklock-cli>")
+add_dependencies(cli_metrics_listen_test zklock-cli)
 zklock_add_unit_test(cli_options_test ${CMAKE_CURRENT_LIST_DIR}/command_line_test.cpp
                      ${CMAKE_CURRENT_LIST_DIR}/duration_test.cpp LIBS zklock_cli)

@@ -8,7 +8,11 @@ namespace zklock::cli {
 
 CliLock::CliLock(const std::string& path, const CommonOptions& common, const LockOptions& lock,
                  const Console& console)
-    : path_(path), lock_(lock), console_(console), session_(open_session(common, console)) {
+    : path_(path),
+      lock_(lock),
+      console_(console),
+      // The lock path's figures apart: --metrics-listen shows them as path="LOCK_PATH".
+      session_(open_session(common, console, {path})) {
   MutexOptions options = cli_mutex_options(path, lock, console, state_changed_);
   if (lock.mode == LockMode::kExclusive) {
     handle_.emplace(mutex_.emplace(*session_, path, std::move(options)));

@@ -14,6 +14,7 @@
 #include "exit_codes.h"
 #include "lock_state_watch.h"
 #include "lock_wait.h"
+#include "metrics_listener.h"
 #include "wakeup.h"
 #include "zklock/mutex.h"
 
@@ -230,6 +231,8 @@ int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOpt
   const Command command(exec.command);
 
   CliLock held(exec.path, common, lock, console);
+  // From the session opened to the end: the wait for the lock shows in the figures too.
+  const auto metrics = listen_for_metrics(lock.metrics_listen, console);
   if (const auto not_acquired_code = held.acquire(signals)) return *not_acquired_code;
   const Acquisition acquisition = *held.lock().acquisition();
   console.note(std::string(held.lock().shared() ? "acquired (shared) " : "acquired ") + exec.path +

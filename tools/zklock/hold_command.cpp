@@ -8,6 +8,7 @@
 #include "exit_codes.h"
 #include "lock_state_watch.h"
 #include "lock_wait.h"
+#include "metrics_listener.h"
 #include "zklock/mutex.h"
 
 namespace zklock::cli {
@@ -59,6 +60,8 @@ CLI::App* add_hold_command(CLI::App& app, HoldOptions& hold, CommonOptions& comm
 int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOptions& lock,
              const Console& console, SignalReader& signals) {
   CliLock held(hold.path, common, lock, console);
+  // From the session opened to the end: the wait for the lock shows in the figures too.
+  const auto metrics = listen_for_metrics(lock.metrics_listen, console);
   if (const auto not_acquired_code = held.acquire(signals)) return *not_acquired_code;
   print_acquisition(*held.lock().acquisition(), hold.json);
   console.note("holding " + hold.path + " until SIGINT or SIGTERM");

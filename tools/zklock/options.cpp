@@ -1,10 +1,12 @@
 #include "options.h"
 
 #include <cstdio>
+#include <utility>
 #include <variant>
 
 #include "duration.h"
 #include "exit_codes.h"
+#include "metrics_listener.h"
 #include "zklock/errors.h"
 
 namespace zklock::cli {
@@ -121,11 +123,26 @@ void add_lock_options(CLI::App& command, LockOptions& options) {
           "refuses a path that holds a read/write lock (exit 64)")
       ->excludes(shared)
       ->group(group);
+  command
+      .add_option("--metrics-listen", options.metrics_listen,
+                  "serve zklock's figures (Prometheus text format) at http://HOST:PORT/metrics "
+                  "while the command runs; port 0 takes a free one (shown with --verbose)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto parsed = parse_listen_address(text);
+            auto* problem = std::get_if<std::string>(&parsed);
+            return problem != nullptr ? *problem : std::string();
+          },
+          ""))
+      ->type_name("HOST:PORT")
+      ->group("Metrics");
 }
 
-std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console) {
+std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console,
+                                      std::vector<std::string> metrics_paths) {
   SessionOptions session_options;
   session_options.connect = options.connect;
+  session_options.metrics_paths = std::move(metrics_paths);
   session_options.session_timeout = options.session_timeout;
   session_options.connect_timeout = options.connect_timeout;
   // Between Lost and the earliest moment the server can expire the session, zklock exec must

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "console.h"
 #include "zklock/session.h"
@@ -41,6 +42,7 @@ struct LockOptions {
   std::optional<std::chrono::milliseconds> timeout;  // none: wait as long as it takes
   std::string description;
   LockMode mode = LockMode::kExclusive;
+  std::string metrics_listen;  // --metrics-listen HOST:PORT (metrics_listener.h); empty: none
 };
 
 /// What a subcommand taking a LOCK_PATH is told by its caller: its name and texts, and where its
@@ -61,7 +63,7 @@ CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& command);
 
 /// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
 void add_common_options(CLI::App& command, CommonOptions& options);
-/// Adds --timeout, --description, --shared and --write to `command`.
+/// Adds --timeout, --description, --shared, --write and --metrics-listen to `command`.
 void add_lock_options(CLI::App& command, LockOptions& options);
 
 /// Adds a duration option (see duration.h) writing into `target`. `positive`: reject 0.
@@ -70,10 +72,12 @@ CLI::Option* add_duration_option(CLI::App& command, const std::string& name,
                                  bool positive);
 
 /// Opens the ZooKeeper session. The C client's own log lines go to the console with --verbose
-/// only (zklock reports failures itself).
+/// only (zklock reports failures itself). `metrics_paths`: the lock paths whose figures the
+/// session keeps apart (SessionOptions::metrics_paths; --metrics-listen shows them).
 /// Throws: Failure(69) when no server answered within the connect timeout; InvalidArgumentError
 ///   for a bad connect string.
-std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console);
+std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console,
+                                      std::vector<std::string> metrics_paths = {});
 
 /// "0x" and the session id in lower-case hex, as ZooKeeper's own tools print it.
 std::string session_id_hex(std::int64_t session_id);
