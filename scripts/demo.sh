@@ -12,12 +12,14 @@
 #      writes fenced and downgrades to a read lock;
 #   7. an Asio event loop on one thread serving 60 requests, each taking one of three locks
 #      asynchronously with a deadline (asio_requests): no extra thread, never two holders;
-#   8. a lost session: the server is frozen (SIGSTOP) past the 6 s session timeout while
+#   8. Prometheus metrics: a service serves /metrics while its worker takes a lock, some
+#      attempts timing out behind a second session (metrics_http); curl reads a few figures;
+#   9. a lost session: the server is frozen (SIGSTOP) past the 6 s session timeout while
 #      stop_on_lost holds a lock - it stops, and says so, before the server could hand the lock
 #      on - and session_monitor prints Suspended, Lost, then a new session once the server thaws.
 # Fails (exit 1) as soon as an example does not do what it shows; CI runs it (scripts/test.sh demo).
 #
-# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-7 (a healthy server throughout) print an error
+# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-8 (a healthy server throughout) print an error
 # or a ZooKeeper C client log line on stderr; without it the demo only counts them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +31,7 @@ cmake -S . -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target zklock-cli zklock-example-basic-lock \
   zklock-example-guard-token zklock-example-fenced-counter zklock-example-znode-counter \
   zklock-example-stop-on-lost zklock-example-session-monitor zklock-example-worker-pool \
-  zklock-example-shared-lock zklock-example-asio-requests >/dev/null
+  zklock-example-shared-lock zklock-example-asio-requests zklock-example-metrics-http >/dev/null
 bin=$(cd "$build" && pwd)/bin  # BUILD_DIR may be relative or absolute
 
 work=$(mktemp -d)
@@ -64,7 +66,7 @@ expect_exit() {
   [ "$status" -eq "$3" ] || fail "$1 exited with $status, expected $3"
 }
 
-# Parts 1-7 run against a healthy server: their stderr is also kept, to count error lines.
+# Parts 1-8 run against a healthy server: their stderr is also kept, to count error lines.
 exec 3>&2
 exec 2> >(tee "$work/healthy.err" >&3)
 healthy_tee=$!
@@ -146,16 +148,35 @@ echo "== 7. asynchronous acquisition: an Asio event loop, one thread, 60 request
   fail "asio_requests exited with $? (a request failed, two held one lock, or threads grew)"
 sed 's/^/   /' "$work/asio.out"
 
+echo "== 8. Prometheus metrics: /metrics while a worker takes a lock, every 3rd try timing out"
+"$bin/zklock-example-metrics-http" --listen 127.0.0.1:0 --path /demo/metrics --hold-ms 20 \
+  --pause-ms 20 --timeout-every 3 >"$work/metrics.out" &
+metrics=$!
+wait_for "$work/metrics.out" "^listening on http://" 30
+url=$(grep -m 1 -o 'http://[^ ]*/metrics' "$work/metrics.out")
+echo "   $(grep -m 1 '^listening on' "$work/metrics.out")"
+# Until a scrape shows an acquisition that timed out (the third attempt is the first).
+figure='zklock_lock_acquisitions_total\{.*path="/demo/metrics".*outcome="timed_out".*\} [1-9]'
+deadline=$((SECONDS + 30))
+until curl -sf "$url" >"$work/metrics.txt" && grep -qE "$figure" "$work/metrics.txt"; do
+  [ $SECONDS -lt $deadline ] || fail "metrics_http: /metrics showed no timed-out acquisition"
+  sleep 0.1
+done
+shown='^zklock_lock_(acquisitions_total|holds_ended_total|wait_seconds_count)\{.*path="/demo/metrics"'
+grep -E "$shown" "$work/metrics.txt" | grep -v ' 0$' | sed 's/^/   /'
+kill -TERM "$metrics"
+expect_exit "metrics_http" $metrics 0
+
 exec 2>&3 3>&-
 wait "$healthy_tee" 2>/dev/null || true
 noisy=$(grep -cE 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" || true)
-echo "== parts 1-7 (healthy server): $noisy error or C client lines on stderr"
+echo "== parts 1-8 (healthy server): $noisy error or C client lines on stderr"
 if [ "${ZKLOCK_DEMO_REQUIRE_QUIET:-0}" = 1 ] && [ "$noisy" -ne 0 ]; then
   grep -E 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" | head -n 20 >&2
   fail "a healthy run must print no error lines"
 fi
 
-echo "== 8. a lost session: the server freezes past the 6 s session timeout"
+echo "== 9. a lost session: the server freezes past the 6 s session timeout"
 # stdbuf -oL: its first line (printf, no flush) must reach the file before it exits.
 stdbuf -oL "$bin/zklock-example-session-monitor" --timeout-ms 6000 --seconds 15 \
   >"$work/monitor.out" &
