@@ -14,6 +14,7 @@ ZKLOCK_PACKAGES=(
   libsqlite3-dev                       # the fenced-counter example
   libasio-dev                          # the asio_requests example (the library does not use it)
   libcurator-recipes-java python3-kazoo  # interop tests: Apache Curator and kazoo on one path
+  prometheus                           # tests/metrics: a real Prometheus scrapes zklock's figures
   curl                                 # the demo reads the metrics_http example's /metrics
   pkg-config                           # tests/consumers: a consumer linked with pkg-config
   iproute2                             # tests/netfaults: network namespaces, veth links, tc
