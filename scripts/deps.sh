@@ -18,6 +18,7 @@ ZKLOCK_PACKAGES=(
   curl                                 # the demo reads the metrics_http example's /metrics
   pkg-config                           # tests/consumers: a consumer linked with pkg-config
   iproute2                             # tests/netfaults: network namespaces, veth links, tc
+  tmux                                 # tests/cli: `zklock status --watch` in a real terminal
 )
 ZKLOCK_GATE_PACKAGES=(
   clang-format clang-tidy              # scripts/format.sh --check, scripts/tidy.sh

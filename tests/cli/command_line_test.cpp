@@ -73,6 +73,23 @@ TEST(CommandLineTest, HoldAndStatusTakeThePathAndJson) {
   EXPECT_EQ(status.line().command, CommandLine::Command::kStatus);
   EXPECT_EQ(status.line().status.path, "/locks/db");
   EXPECT_FALSE(status.line().status.json);
+  EXPECT_FALSE(status.line().status.watch);
+  EXPECT_EQ(status.line().status.interval, milliseconds(1000)) << "--interval defaults to 1s";
+}
+
+TEST(CommandLineTest, StatusWatchTakesAnInterval) {
+  const Parsed watch = parse({"status", "--watch", "--interval", "250ms", "/locks/db"});
+  ASSERT_TRUE(watch.outcome.command_line) << watch.err;
+  EXPECT_EQ(watch.line().command, CommandLine::Command::kStatus);
+  EXPECT_TRUE(watch.line().status.watch);
+  EXPECT_EQ(watch.line().status.interval, milliseconds(250));
+  EXPECT_EQ(watch.line().status.path, "/locks/db");
+
+  expect_usage_error({"status", "--interval", "1s", "/l"}, "--watch");
+  expect_usage_error({"status", "--watch", "--json", "/l"}, "excludes");
+  expect_usage_error({"status", "--watch", "--interval", "0s", "/l"}, "must be more than 0");
+  expect_usage_error({"status", "--watch", "--interval", "1", "/l"}, "missing unit");
+  expect_usage_error({"hold", "--watch", "/l"}, "--watch");
 }
 
 TEST(CommandLineTest, DefaultsAreThoseTheHelpShows) {

@@ -1,5 +1,6 @@
 // tests/cli/duration_test.cpp: durations on zklock's command line (tools/zklock/duration.h) -
-// what is accepted, exactly; what is refused, with a message saying why; how they are printed.
+// what is accepted, exactly; what is refused, with a message saying why; how they are printed;
+// how `zklock status --watch` shows an age.
 #include "duration.h"
 
 #include <gtest/gtest.h>
@@ -87,6 +88,22 @@ TEST(DurationTest, FormattedDurationsParseBack) {
                                milliseconds(3'600'000), milliseconds(5'400'000)}) {
     EXPECT_EQ(accepted(format_duration(d)), d) << format_duration(d);
   }
+}
+
+TEST(DurationTest, AgesAreTruncatedInTheLargestUsefulUnits) {
+  EXPECT_EQ(format_age(milliseconds(0)), "0.0s");
+  EXPECT_EQ(format_age(milliseconds(99)), "0.0s");
+  EXPECT_EQ(format_age(milliseconds(12'399)), "12.3s");
+  EXPECT_EQ(format_age(milliseconds(59'999)), "59.9s");
+  EXPECT_EQ(format_age(milliseconds(60'000)), "1m00s");
+  EXPECT_EQ(format_age(milliseconds(245'900)), "4m05s");
+  EXPECT_EQ(format_age(milliseconds(3'599'999)), "59m59s");
+  EXPECT_EQ(format_age(std::chrono::hours(1)), "1h00m");
+  EXPECT_EQ(format_age(std::chrono::hours(2) + std::chrono::minutes(3)), "2h03m");
+  EXPECT_EQ(format_age(std::chrono::hours(24) - milliseconds(1)), "23h59m");
+  EXPECT_EQ(format_age(std::chrono::hours(76)), "3d04h");
+  EXPECT_EQ(format_age(kMaxDuration), "4166d16h");
+  EXPECT_EQ(format_age(milliseconds(-5000)), "0.0s") << "a clock ahead of ours";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "duration.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace zklock::cli {
 namespace {
@@ -81,6 +82,29 @@ std::string format_duration(std::chrono::milliseconds d) {
   if (ms % (60 * 1000) == 0) return std::to_string(ms / (60 * 1000)) + "m";
   if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
   return std::to_string(ms) + "ms";
+}
+
+std::string format_age(std::chrono::milliseconds age) {
+  constexpr std::int64_t kMinute = 60;
+  constexpr std::int64_t kHour = 60 * kMinute;
+  constexpr std::int64_t kDay = 24 * kHour;
+  const std::int64_t ms = age.count() < 0 ? 0 : age.count();
+  const std::int64_t s = ms / 1000;
+  char text[32];
+  if (s < kMinute) {
+    std::snprintf(text, sizeof text, "%lld.%llds", static_cast<long long>(s),
+                  static_cast<long long>(ms % 1000 / 100));
+  } else if (s < kHour) {
+    std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(s / kMinute),
+                  static_cast<long long>(s % kMinute));
+  } else if (s < kDay) {
+    std::snprintf(text, sizeof text, "%lldh%02lldm", static_cast<long long>(s / kHour),
+                  static_cast<long long>(s % kHour / kMinute));
+  } else {
+    std::snprintf(text, sizeof text, "%lldd%02lldh", static_cast<long long>(s / kDay),
+                  static_cast<long long>(s % kDay / kHour));
+  }
+  return text;
 }
 
 }  // namespace zklock::cli

@@ -21,4 +21,9 @@ std::variant<std::chrono::milliseconds, std::string> parse_duration(std::string_
 /// Returns: `d` in the largest unit that shows it exactly ("1500ms", "10s", "2m", "1h").
 std::string format_duration(std::chrono::milliseconds d);
 
+/// Returns: how long something has lasted, for people to read at a glance (not to parse back),
+/// truncated, never rounded up: "0.0s" to "59.9s", then "1m00s" to "59m59s", "1h00m" to "23h59m",
+/// then "1d00h" and on. A negative age (another machine's clock ahead of ours) shows as "0.0s".
+std::string format_age(std::chrono::milliseconds age);
+
 }  // namespace zklock::cli

@@ -2,7 +2,7 @@
 //
 //   zklock exec [options] LOCK_PATH -- COMMAND [ARGS...]
 //   zklock hold [options] LOCK_PATH
-//   zklock status [options] [--json] LOCK_PATH
+//   zklock status [options] [--json | --watch [--interval DURATION]] LOCK_PATH
 //
 // main() parses the command line (command_line.h), then runs one command and turns its outcome -
 // a return value, or an exception - into the exit code documented in exit_codes.h.
@@ -21,6 +21,7 @@
 #include "console.h"
 #include "exit_codes.h"
 #include "signals.h"
+#include "status_watch.h"
 #include "zklock/errors.h"
 
 namespace zklock::cli {
@@ -59,6 +60,10 @@ int run_command(const CommandLine& line, const Console& console,
       return run_hold(line.hold, line.common, line.lock, console, signals);
     }
     case CommandLine::Command::kStatus:
+      if (line.status.watch) {
+        SignalReader signals;  // before any thread exists (the Session starts them)
+        return run_status_watch(line.status, line.common, console, signals);
+      }
       return run_status(line.status, line.common, console);
   }
   return exit_code::kSoftware;

@@ -1,11 +1,12 @@
 #include "status_command.h"
 
 #include <algorithm>
-#include <array>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "contender_view.h"
+#include "duration.h"
 #include "exit_codes.h"
 #include "zklock/mutex.h"
 
@@ -33,76 +34,21 @@ constexpr const char* kStatusFooter =
     "   \"description\":\"...\",\"data\":\"<raw node data>\"}, ...]}\n"
     "host, pid and description are null for nodes zklock did not write.\n"
     "A lock path that does not exist is an empty queue (exit 0).\n"
+    "\n"
+    "--watch shows the queue again every --interval (default 1s) until Ctrl-C (or SIGTERM; exit\n"
+    "0): a header with the path, the time and the session state, then one row per contender:\n"
+    "  POS ROLE KIND AGE HOST PID DESCRIPTION\n"
+    "AGE is the time since its node was created (for a holder, its wait included). On a terminal\n"
+    "each refresh replaces the last; piped, they follow each other, separated by a blank line.\n"
+    "A missing path (\"path does not exist\") or a failed read is shown, and the watch goes on.\n"
     "\n";
 
 constexpr const char* kStatusExamples =
     "\n"
     "Examples:\n"
     "  zklock status /locks/nightly-backup\n"
-    "  zklock status --json /locks/deploy | jq -r '.contenders[0].host'\n";
-
-const char* kind_name(ContenderKind kind) {
-  switch (kind) {
-    case ContenderKind::kExclusive:
-      return "exclusive";
-    case ContenderKind::kWrite:
-      return "write";
-    case ContenderKind::kRead:
-      return "read";
-  }
-  return "?";
-}
-
-// Who holds the lock: the first contender, and every reader with only readers ahead of it (the
-// rule of zklock's SharedMutex and Curator's read lock).
-std::vector<bool> holders(const std::vector<Contender>& contenders) {
-  std::vector<bool> out(contenders.size(), false);
-  bool readers_only = true;
-  for (std::size_t i = 0; i < contenders.size(); ++i) {
-    const bool reader = contenders[i].kind == ContenderKind::kRead;
-    out[i] = i == 0 || (reader && readers_only);
-    readers_only = readers_only && reader;
-  }
-  return out;
-}
-
-const char* naming_name(NodeNaming naming) {
-  static constexpr std::array<std::pair<NodeNaming, const char*>, 3> kNames = {{
-      {NodeNaming::kProtected, "protected"},
-      {NodeNaming::kPlain, "plain"},
-      {NodeNaming::kKazoo, "kazoo"},
-  }};
-  const auto* entry = std::find_if(kNames.begin(), kNames.end(),
-                                   [naming](const auto& named) { return named.first == naming; });
-  return entry != kNames.end() ? entry->second : "?";
-}
-
-// What zklock writes into its nodes: {"lib":"zklock","host":...,"pid":...,"description":...}.
-struct Identity {
-  json host = nullptr;
-  json pid = nullptr;
-  json description = nullptr;
-  bool ours = false;
-};
-
-Identity identity_of(const std::string& data) {
-  Identity identity;
-  const json parsed = json::parse(data, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object() || parsed.value("lib", json()) != "zklock") return identity;
-  identity.ours = true;
-  if (auto it = parsed.find("host"); it != parsed.end() && it->is_string()) identity.host = *it;
-  if (auto it = parsed.find("pid"); it != parsed.end() && it->is_number_integer())
-    identity.pid = *it;
-  if (auto it = parsed.find("description"); it != parsed.end() && it->is_string()) {
-    identity.description = *it;
-  }
-  return identity;
-}
-
-// A JSON string literal: quoted and escaped (also for control characters and invalid UTF-8).
-std::string quoted(const std::string& text) {
-  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
-}
+    "  zklock status --json /locks/deploy | jq -r '.contenders[0].host'\n"
+    "  zklock status --watch --interval 500ms /locks/deploy\n";
 
 void print_json(const std::string& path, const std::vector<Contender>& contenders) {
   json list = json::array();
@@ -166,7 +112,18 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& status, CommonOptions
       app,
       {"status", "Show the lock's queue: the holder first, then the waiters, with who they are",
        kStatusFooter, kStatusExamples, &status.path, &common});
-  command->add_flag("--json", status.json, "print one JSON document")->group("Output");
+  auto* json_flag =
+      command->add_flag("--json", status.json, "print one JSON document")->group("Output");
+  auto* watch_flag = command
+                         ->add_flag("--watch", status.watch,
+                                    "show the queue again every --interval until interrupted")
+                         ->excludes(json_flag)
+                         ->group("Output");
+  add_duration_option(*command, "--interval", status.interval,
+                      "with --watch: how long between two reads of the queue", true)
+      ->default_str(format_duration(status.interval))
+      ->needs(watch_flag)
+      ->group("Output");
   return command;
 }
 
