@@ -7,6 +7,7 @@
 #
 #   uncontended  one session, ITERS_U acquire+release cycles        raw-ops, raw-pipelined, curator, kazoo, zklock
 #   contended    CLIENTS sessions, ITERS_C cycles each, one lock    curator, kazoo, zklock
+#                (zklock also as zklock-nometrics: its figures off, to measure their cost)
 #   queue        N waiters queued behind a held lock, then drained  zklock, N in QUEUE_SIZES
 #                (QUEUE_ROUNDS times per run with the same sessions; the run reports the median)
 #   many         one session holds MANY distinct locks              zklock
@@ -94,10 +95,11 @@ run() {
   fi
   # The after-read's own 4lw counts as one packet.
   local pk=$((after[0] - before[0] - 1)) wn=$((after[1] - before[1])) fs=$((after[2] - before[2]))
-  "$PY" - "$line" "$pk" "$wn" "$fs" "$acq" "$sync" "$rep" >>"$results" <<'EOF'
+  "$PY" - "$line" "$pk" "$wn" "$fs" "$acq" "$sync" "$rep" "$impl" >>"$results" <<'EOF'
 import json, sys
-line, pk, wn, fs, acq, sync, rep = sys.argv[1:]
+line, pk, wn, fs, acq, sync, rep, impl = sys.argv[1:]
 d = json.loads(line)
+d["impl"] = impl  # the run's name (zklock-nometrics is zklock-bench --no-metrics)
 acq = float(acq)
 d["server_packets_per_acq"] = round(int(pk) / acq, 3)
 d["server_notifications_per_acq"] = round(int(wn) / acq, 3)
@@ -220,6 +222,10 @@ for sync in dict.fromkeys(r["forcesync"] for r in rows):
     show("contended handoff p50, zklock ÷ Curator", per_rep(lambda r: one("zklock","contended",r,"handoff_p50_us") / one("curator","contended",r,"handoff_p50_us")), "< 1", lambda m: m < 1)
     show("contended handoff p50, zklock ÷ kazoo", per_rep(lambda r: one("zklock","contended",r,"handoff_p50_us") / one("kazoo","contended",r,"handoff_p50_us")), "< 1", lambda m: m < 1)
     for mode in ("uncontended", "contended"):
+        show(f"{mode} ops/s, figures on ÷ off (SessionOptions::metrics)", per_rep(lambda r: one("zklock",mode,r,"ops_per_s") / one("zklock-nometrics",mode,r,"ops_per_s")), "≥ 0.97", lambda m: m >= 0.97)
+        show(f"{mode} client CPU µs/acq, figures on ÷ off", per_rep(lambda r: one("zklock",mode,r,"cpu_us_per_acq") / one("zklock-nometrics",mode,r,"cpu_us_per_acq")), "≤ 1.03", lambda m: m <= 1.03)
+        show(f"{mode} server packets/acq, figures on − off", per_rep(lambda r: one("zklock",mode,r,"server_packets_per_acq") - one("zklock-nometrics",mode,r,"server_packets_per_acq")), "≤ 0 (no extra request)", lambda m: m <= 0.05, 3)
+    for mode in ("uncontended", "contended"):
         show(f"{mode} server packets/acq, zklock − Curator", per_rep(lambda r: one("zklock",mode,r,"server_packets_per_acq") - one("curator",mode,r,"server_packets_per_acq")), "≤ 0", lambda m: m <= 0, 3)
     cc = next((r["clients"] for r in rows if r["forcesync"] == sync and r["mode"] == "contended"), "?")
     show(f"wakeups/release, contended {cc} sessions (all notifications)", per_rep(lambda r: one("zklock","contended",r,"wakeups_per_release")), "≤ 1.05", lambda m: m <= 1.05)
@@ -282,12 +288,14 @@ main() {
       ((have_curator)) && run curator uncontended 1 "$ITERS_U" "$ITERS_U" java -cp "$work/cls:$curator_cp" CuratorBench "$hosts" uncontended 1 "$ITERS_U"
       ((have_kazoo)) && run kazoo uncontended 1 "$ITERS_U" "$ITERS_U" "$PY" "$peers/kazoo_bench.py" "$hosts" uncontended 1 "$ITERS_U"
       run zklock uncontended 1 "$ITERS_U" "$ITERS_U" "$bin" --connect "$hosts" --mode uncontended --clients 1 --iterations "$ITERS_U"
+      run zklock-nometrics uncontended 1 "$ITERS_U" "$ITERS_U" "$bin" --connect "$hosts" --mode uncontended --clients 1 --iterations "$ITERS_U" --no-metrics
       fi
       if [[ " $WORKLOADS " == *" contended "* ]]; then
       acq=$((CLIENTS * ITERS_C))
       ((have_curator)) && run curator contended "$CLIENTS" "$ITERS_C" "$acq" java -cp "$work/cls:$curator_cp" CuratorBench "$hosts" contended "$CLIENTS" "$ITERS_C"
       ((have_kazoo)) && run kazoo contended "$CLIENTS" "$ITERS_C" "$acq" "$PY" "$peers/kazoo_bench.py" "$hosts" contended "$CLIENTS" "$ITERS_C"
       run zklock contended "$CLIENTS" "$ITERS_C" "$acq" "$bin" --connect "$hosts" --mode contended --clients "$CLIENTS" --iterations "$ITERS_C"
+      run zklock-nometrics contended "$CLIENTS" "$ITERS_C" "$acq" "$bin" --connect "$hosts" --mode contended --clients "$CLIENTS" --iterations "$ITERS_C" --no-metrics
       fi
       if [[ " $WORKLOADS " == *" queue "* ]]; then
       for q in $QUEUE_SIZES; do

@@ -1,6 +1,7 @@
 // tools/bench/workload_common.cpp: see workload_common.h.
 #include "workload_common.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -61,6 +62,15 @@ void remove_quietly(zklock::Session& s, const std::string& path) {
     s.remove(path);
   } catch (const std::exception&) {
   }
+}
+
+double process_cpu_us() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto us = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
+  };
+  return us(usage.ru_utime) + us(usage.ru_stime);
 }
 
 double seconds(std::int64_t from_ns, std::int64_t to_ns) {

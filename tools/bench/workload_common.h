@@ -62,6 +62,10 @@ void remove_quietly(zklock::Session& s, const std::string& path);
 
 // Seconds between two now_ns() readings.
 double seconds(std::int64_t from_ns, std::int64_t to_ns);
+/// This process's CPU time so far (user + system, getrusage), in microseconds: a workload's CPU
+/// per acquisition is the difference over its loop divided by its acquisitions (whole process:
+/// every zklock and C client thread).
+double process_cpu_us();
 
 // Server-side figures over a window: zk_packets_received and watch notifications between two
 // mntr readings, minus what the benchmark itself sent (its mntr reads, polls and sync reads).

@@ -49,16 +49,19 @@ void run_uncontended(const BenchOptions& o, JsonLine& out) {
   {
     zklock::Mutex mutex(run.session(), run.path());
     w.begin();
+    const double cpu0 = process_cpu_us();
     const std::int64_t t0 = now_ns();
     for (int i = 0; i < iters; ++i) {
       const LockTurns::Turn turn = turns.take(mutex);
       lat.push_back(turn.acquired_ns - turn.called_ns);
     }
     const std::int64_t t1 = now_ns();
+    const double cpu1 = process_cpu_us();
     (void)run.session().get(run.path());  // sync: the last delete has reached the server
     w.end();
     const double secs = seconds(t0, t1);
     put_common(out, o, 1, iters, secs, iters / secs, summarize(lat), turns.overlaps());
+    out.number("cpu_us_per_acq", (cpu1 - cpu0) / iters, 1);
     put_server(out, w, w.requests_per(iters, 1), w.notifications_per(iters),
                w.notifications_per(iters));
     w.put_client_requests(out, iters);
@@ -106,9 +109,11 @@ void run_contended(const BenchOptions& o, JsonLine& out) {
   workers.gate.wait_ready(n);
   ServerWindow w(o.connect);
   w.begin();
+  const double cpu0 = process_cpu_us();
   const std::int64_t t0 = now_ns();
   workers.gate.open();
   workers.join();
+  const double cpu1 = process_cpu_us();
   if (workers.error.any()) throw std::runtime_error(workers.error.get());
   std::int64_t t1 = t0;
   for (auto e : end_ns) t1 = std::max(t1, e);
@@ -123,7 +128,8 @@ void run_contended(const BenchOptions& o, JsonLine& out) {
   const double secs = seconds(t0, t1);
   const Summary h = summarize(all_handoff);
   put_common(out, o, n, iters, secs, acquisitions / secs, summarize(all_lat), turns.overlaps());
-  out.number("handoff_p50_us", h.p50_us, 1)
+  out.number("cpu_us_per_acq", (cpu1 - cpu0) / acquisitions, 1)
+      .number("handoff_p50_us", h.p50_us, 1)
       .number("handoff_p99_us", h.p99_us, 1)
       .integer("handoffs", static_cast<std::int64_t>(h.count));
   put_server(out, w, w.requests_per(acquisitions, syncs), w.notifications_per(acquisitions),

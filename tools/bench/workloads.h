@@ -18,7 +18,7 @@ struct BenchOptions {
   bool verbose = false;         // let the ZooKeeper client's warnings through to stderr
   bool cleanup = true;          // remove the znodes the run created
   bool count_requests = false;  // count zklock's requests by operation (through a FaultHook)
-  bool metrics = true;  // --no-metrics: SessionOptions::metrics off (the figures' cost)
+  bool metrics = true;          // --no-metrics: SessionOptions::metrics off (the figures' cost)
 };
 
 // uncontended: one session, `iterations` lock()+unlock() cycles on one lock.
