@@ -55,11 +55,14 @@ struct CommandResult {
   std::string output;  // stdout and stderr
 };
 
-// Runs `argv` to its end (at most kProcessTimeout: a hung tmux fails the test, it does not hang).
-CommandResult run_to_end(const TempDir& dir, std::vector<std::string> argv) {
+// Runs `argv` to its end (at most kProcessTimeout: a hung tmux fails the test, it does not hang),
+// its environment extended by `env` ("NAME=VALUE").
+CommandResult run_to_end(const TempDir& dir, std::vector<std::string> argv,
+                         std::vector<std::string> env) {
   static std::atomic<int> counter{0};
   SpawnOptions options;
   options.log_path = dir.file("command-" + std::to_string(counter++) + ".log");
+  options.extra_env = std::move(env);
   ChildProcess child(std::move(argv), options);
   const auto status = child.wait_exit(kProcessTimeout);
   if (!status) {
@@ -70,8 +73,9 @@ CommandResult run_to_end(const TempDir& dir, std::vector<std::string> argv) {
   return {exit_code_of(*status), read_file(options.log_path)};
 }
 
-// A tmux server of the test's own (a socket name no other test uses) with one detached session
-// running `command` in a 160x40 pane. The server runs in the foreground (-D) as a ChildProcess, so
+// A tmux server of the test's own (a socket name no other test uses, in the test's directory:
+// TMUX_TMPDIR, so that no socket file outlives the test) with one detached session running
+// `command` in a 160x40 pane. The server runs in the foreground (-D) as a ChildProcess, so
 // it dies with the test however the test ends (support/process.h); the destructor also asks it
 // to go (kill-server). The pane stays when its process exits (remain-on-exit), so that its exit
 // status can be read; everything the process writes is also copied, escape sequences and all, to
@@ -83,18 +87,20 @@ class TmuxPane {
       : dir_(dir),
         tmux_(std::move(tmux_binary)),
         socket_("zklock-watch-" + std::to_string(::getpid()) + "-" + std::to_string(next_++)),
-        raw_log_(dir.file(socket_ + ".raw")) {
+        raw_log_(dir.file(socket_ + ".raw")),
+        env_({"TMUX_TMPDIR=" + dir.path()}) {
     const std::string config = dir.file(socket_ + ".conf");
     write_file(config, "set-option -g remain-on-exit on\nset-option -g status off\n");
     SpawnOptions options;
     options.log_path = dir.file(socket_ + ".server.log");
+    options.extra_env = env_;
     server_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{tmux_, "-D", "-L", socket_, "-f", config}, options);
     // Only new-session starts a server of its own: wait until ours listens (and read its config).
     started_ = wait_until(
         [&] {
-          const CommandResult shown =
-              run_to_end(dir_, {tmux_, "-L", socket_, "show-options", "-gv", "remain-on-exit"});
+          const CommandResult shown = run_to_end(
+              dir_, {tmux_, "-L", socket_, "show-options", "-gv", "remain-on-exit"}, env_);
           return shown.exit_code == 0 && shown.output == "on\n";
         },
         kEventTimeout, kPanePoll);
@@ -110,7 +116,7 @@ class TmuxPane {
   // False when the tmux server did not start (the failure is reported).
   bool started() const { return started_; }
   ~TmuxPane() {
-    run_to_end(dir_, {tmux_, "-L", socket_, "kill-server"});
+    run_to_end(dir_, {tmux_, "-L", socket_, "kill-server"}, env_);
     server_.reset();  // reaps it (SIGTERM, then SIGKILL, if kill-server did not end it)
   }
   TmuxPane(const TmuxPane&) = delete;
@@ -149,7 +155,7 @@ class TmuxPane {
   std::string run_tmux(std::vector<std::string> args) const {
     const std::string name = args.front();
     args.insert(args.begin(), {tmux_, "-L", socket_});
-    const CommandResult result = run_to_end(dir_, args);
+    const CommandResult result = run_to_end(dir_, args, env_);
     EXPECT_EQ(result.exit_code, 0) << "tmux " << name << ": " << result.output;
     return result.output;
   }
@@ -158,6 +164,7 @@ class TmuxPane {
   const std::string tmux_;
   const std::string socket_;
   const std::string raw_log_;
+  const std::vector<std::string> env_;
   std::unique_ptr<ChildProcess> server_;
   bool started_ = false;
   static inline std::atomic<int> next_{0};
