@@ -260,20 +260,31 @@ class BlockingHook final : public EventHook {
   std::vector<std::string> seen_;
 };
 
+SessionOptions hooked(const std::string& connect, std::shared_ptr<EventHook> hook,
+                      std::size_t queue = 10'000) {
+  SessionOptions o = options_for(connect);
+  o.event_hook = std::move(hook);
+  o.event_hook_queue = queue;
+  return o;
+}
+
+// `n` lock/unlock cycles, each given 10 s. Returns: how many completed.
+int lock_cycles(Mutex& m, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!m.try_lock_for(10s)) return i;
+    m.unlock();
+  }
+  return n;
+}
+
 TEST(MetricsTest, ABlockedHookCostsOnlyItsOwnThreadAndGetsEveryEventInOrder) {
   auto server = shared_server();
   auto hook = std::make_shared<BlockingHook>();
-  auto o = options_for(server.connect);
-  o.event_hook = hook;
-  o.event_hook_queue = 100;
-  Session s(o);
+  Session s(hooked(server.connect, hook, 100));
   Mutex m(s, unique_path("hook"));
   // The hook is stuck in its first event (Connected) the whole time: were it called on a recipe's
   // path, the first lock() would never return.
-  for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(m.try_lock_for(10s)) << "cycle " << i;
-    m.unlock();
-  }
+  ASSERT_EQ(lock_cycles(m, 10), 10);
   EXPECT_LE(hook->seen().size(), 1u);
   hook->open();
   const auto lock_events = [&] {
@@ -298,9 +309,7 @@ TEST(MetricsTest, CloseDeliversTheHooksLastEventsThenStopsItsThread) {
   auto server = shared_server();
   auto hook = std::make_shared<BlockingHook>();
   hook->open();
-  auto o = options_for(server.connect);
-  o.event_hook = hook;
-  Session s(o);
+  Session s(hooked(server.connect, hook));
   Mutex m(s, unique_path("hook-close"));
   m.lock();
   s.close();  // returns once the hook has had everything up to the close
@@ -315,15 +324,9 @@ TEST(MetricsTest, CloseDeliversTheHooksLastEventsThenStopsItsThread) {
 TEST(MetricsTest, AFullHookQueueDropsAndCountsInsteadOfWaiting) {
   auto server = shared_server();
   auto hook = std::make_shared<BlockingHook>();
-  auto o = options_for(server.connect);
-  o.event_hook = hook;
-  o.event_hook_queue = 4;
-  Session s(o);
+  Session s(hooked(server.connect, hook, 4));
   Mutex m(s, unique_path("hook-full"));
-  for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(m.try_lock_for(10s)) << "cycle " << i;
-    m.unlock();
-  }
+  ASSERT_EQ(lock_cycles(m, 10), 10);
   // One event in the hook, four queued, the other 16 (or more) of 21 (or more) dropped.
   EXPECT_GE(s.metrics().hook_events_dropped, 16u);
   hook->open();
