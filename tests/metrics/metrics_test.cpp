@@ -260,77 +260,76 @@ class BlockingHook final : public EventHook {
   std::vector<std::string> seen_;
 };
 
-SessionOptions hooked(const std::string& connect, std::shared_ptr<EventHook> hook,
-                      std::size_t queue = 10'000) {
-  SessionOptions o = options_for(connect);
-  o.event_hook = std::move(hook);
-  o.event_hook_queue = queue;
-  return o;
-}
-
-// `n` lock/unlock cycles, each given 10 s. Returns: how many completed.
-int lock_cycles(Mutex& m, int n) {
-  for (int i = 0; i < n; ++i) {
-    if (!m.try_lock_for(10s)) return i;
-    m.unlock();
+// A session whose EventHook blocks until opened (queue of `queue` events), and a Mutex on it.
+struct HookedSession {
+  HookedSession(const std::string& stem, std::size_t queue)
+      : hook(std::make_shared<BlockingHook>()),
+        session(options(hook, queue)),
+        mutex(session, unique_path(stem)) {}
+  static SessionOptions options(std::shared_ptr<EventHook> hook, std::size_t queue) {
+    SessionOptions o = options_for(shared_server().connect);
+    o.event_hook = std::move(hook);
+    o.event_hook_queue = queue;
+    return o;
   }
-  return n;
-}
+  // `n` lock/unlock cycles, each given 10 s. Returns: how many completed.
+  int lock_cycles(int n) {
+    for (int i = 0; i < n; ++i) {
+      if (!mutex.try_lock_for(10s)) return i;
+      mutex.unlock();
+    }
+    return n;
+  }
+  std::shared_ptr<BlockingHook> hook;
+  Session session;
+  Mutex mutex;
+};
 
 TEST(MetricsTest, ABlockedHookCostsOnlyItsOwnThreadAndGetsEveryEventInOrder) {
-  auto server = shared_server();
-  auto hook = std::make_shared<BlockingHook>();
-  Session s(hooked(server.connect, hook, 100));
-  Mutex m(s, unique_path("hook"));
+  HookedSession h("hook", 100);
   // The hook is stuck in its first event (Connected) the whole time: were it called on a recipe's
   // path, the first lock() would never return.
-  ASSERT_EQ(lock_cycles(m, 10), 10);
-  EXPECT_LE(hook->seen().size(), 1u);
-  hook->open();
+  ASSERT_EQ(h.lock_cycles(10), 10);
+  EXPECT_LE(h.hook->seen().size(), 1u);
+  h.hook->open();
   const auto lock_events = [&] {
     std::vector<std::string> out;
-    for (auto& e : hook->seen()) {
+    for (auto& e : h.hook->seen()) {
       if (e.rfind("state ", 0) != 0) out.push_back(e);  // a loaded machine may add Suspended
     }
     return out;
   };
   ASSERT_TRUE(wait_until([&] { return lock_events().size() == 20; }, 10s))
       << lock_events().size() << " lock events";
-  EXPECT_EQ(hook->seen().front(), "state Connected");
+  EXPECT_EQ(h.hook->seen().front(), "state Connected");
   const auto seen = lock_events();
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(seen[2 * i], "acquire acquired") << i;
     EXPECT_EQ(seen[2 * i + 1], "release released") << i;
   }
-  EXPECT_EQ(s.metrics().hook_events_dropped, 0u);
+  EXPECT_EQ(h.session.metrics().hook_events_dropped, 0u);
 }
 
 TEST(MetricsTest, CloseDeliversTheHooksLastEventsThenStopsItsThread) {
-  auto server = shared_server();
-  auto hook = std::make_shared<BlockingHook>();
-  hook->open();
-  Session s(hooked(server.connect, hook));
-  Mutex m(s, unique_path("hook-close"));
-  m.lock();
-  s.close();  // returns once the hook has had everything up to the close
-  const auto seen = hook->seen();
+  HookedSession h("hook-close", 10'000);
+  h.hook->open();
+  h.mutex.lock();
+  h.session.close();  // returns once the hook has had everything up to the close
+  const auto seen = h.hook->seen();
   ASSERT_GE(seen.size(), 4u);
   EXPECT_EQ(seen[seen.size() - 2], "state Closed");
   EXPECT_EQ(seen.back(), "release closed");  // the held lock went with the session
-  m.unlock();                                // after the close: its end was counted already
-  EXPECT_EQ(hook->seen().size(), seen.size());
+  h.mutex.unlock();                          // after the close: its end was counted already
+  EXPECT_EQ(h.hook->seen().size(), seen.size());
 }
 
 TEST(MetricsTest, AFullHookQueueDropsAndCountsInsteadOfWaiting) {
-  auto server = shared_server();
-  auto hook = std::make_shared<BlockingHook>();
-  Session s(hooked(server.connect, hook, 4));
-  Mutex m(s, unique_path("hook-full"));
-  ASSERT_EQ(lock_cycles(m, 10), 10);
+  HookedSession h("hook-full", 4);
+  ASSERT_EQ(h.lock_cycles(10), 10);
   // One event in the hook, four queued, the other 16 (or more) of 21 (or more) dropped.
-  EXPECT_GE(s.metrics().hook_events_dropped, 16u);
-  hook->open();
-  ASSERT_TRUE(wait_until([&] { return hook->seen().size() == 5; }, 10s));
+  EXPECT_GE(h.session.metrics().hook_events_dropped, 16u);
+  h.hook->open();
+  ASSERT_TRUE(wait_until([&] { return h.hook->seen().size() == 5; }, 10s));
 }
 
 }  // namespace
