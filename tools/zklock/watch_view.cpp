@@ -41,14 +41,13 @@ std::int64_t epoch_ms(std::chrono::system_clock::time_point when) {
 constexpr std::size_t kColumns = 7;
 using Row = std::array<std::string, kColumns>;
 
-Row row_of(std::size_t position, bool holder, const Contender& contender,
-           const std::optional<std::int64_t>& created_ms, std::int64_t now_ms) {
+Row row_of(std::size_t position, bool holder, const Contender& contender, std::string age) {
   const Identity identity = identity_of(contender.data);
   Row row;
   row[0] = std::to_string(position);
   row[1] = holder ? "holder" : "waiting";
   row[2] = kind_name(contender.kind);
-  row[3] = created_ms ? format_age(std::chrono::milliseconds(now_ms - *created_ms)) : "-";
+  row[3] = std::move(age);
   row[4] = identity.host.is_string() ? terminal_safe(identity.host.get<std::string>()) : "-";
   row[5] = identity.pid.is_null() ? "-" : identity.pid.dump();
   if (!identity.ours) {
@@ -125,9 +124,13 @@ std::string render_watch_view(const WatchHeader& header, const QueueSnapshot& sn
   const std::int64_t now_ms = epoch_ms(header.now);
   std::vector<Row> rows = {{"POS", "ROLE", "KIND", "AGE", "HOST", "PID", "DESCRIPTION"}};
   for (std::size_t i = 0; i < snapshot.contenders.size(); ++i) {
-    const std::optional<std::int64_t> created =
-        i < snapshot.created_ms.size() ? snapshot.created_ms[i] : std::nullopt;
-    rows.push_back(row_of(i, holding[i], snapshot.contenders[i], created, now_ms));
+    // The age as a string here, not an optional passed on: GCC 12 at -O2 takes the optional's
+    // value for maybe-uninitialized once inlined (a false positive, an error with -Werror).
+    std::string age = "-";
+    if (i < snapshot.created_ms.size() && snapshot.created_ms[i].has_value()) {
+      age = format_age(std::chrono::milliseconds(now_ms - snapshot.created_ms[i].value()));
+    }
+    rows.push_back(row_of(i, holding[i], snapshot.contenders[i], std::move(age)));
   }
   return out + table(rows);
 }
