@@ -15,6 +15,7 @@
 // empty directory of its own, so a rerun never sees a previous run's files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -139,9 +140,12 @@ void expect_app_locks(const fs::path& app, std::vector<std::string> env = {}) {
 
 // The shared libraries `binary` records as needed (readelf -d).
 std::string needed_libraries(const fs::path& binary) {
+  // The log named by the whole path: the static and the shared consumers' binaries are both
+  // "app", and their tests may run at once (CI: one read the other's log).
+  std::string name = binary.string();
+  std::replace(name.begin(), name.end(), '/', '_');
   const RunResult result =
-      run({"readelf", "-d", binary.string()},
-          kWork / ("readelf-" + binary.filename().string() + ".log"), kRunLimit);
+      run({"readelf", "-d", binary.string()}, kWork / ("readelf" + name + ".log"), kRunLimit);
   std::string needed;
   std::istringstream lines(result.output);
   for (std::string line; std::getline(lines, line);) {

@@ -9,6 +9,7 @@
 
 #include "fault_env.h"
 #include "support/four_letter_words.h"
+#include "support/stall_watch.h"
 #include "support/wait.h"
 #include "test_env.h"
 #include "zklock/errors.h"
@@ -37,6 +38,7 @@ std::int64_t Trial::Holder::token(std::size_t acquisition) const {
 Trial::Trial(std::string connect, std::vector<int> ports, int upstream_port,
              std::chrono::milliseconds session_timeout)
     : dir_("zklock-faults-"),
+      started_ns_((start_stall_watch(), monotonic_clock_ns())),
       connect_(std::move(connect)),
       ports_(std::move(ports)),
       upstream_port_(upstream_port),
@@ -197,7 +199,19 @@ CheckReport Trial::finish() {
   }
   CheckReport report = check_run(store_->records(), logs(), faults_.records());
   std::printf("[  FAULTS  ] %s: %s", path_.c_str(), report.describe().c_str());
-  EXPECT_TRUE(report.violations.empty()) << report.describe() << "logs in " << dir_.path();
+  const std::int64_t stall_ns = longest_stall_ns(started_ns_, monotonic_clock_ns());
+  if (!report.violations.empty() && stall_ns * 2 >= session_timeout_.count() * 1'000'000) {
+    // CI saw it: every process, the store and the fault log silent for 3 s at T = 3 s; the
+    // server expired the holder's session as soon as the machine ran again, before the holder
+    // had run an instruction. No lease can be told in time across a stall of the whole machine.
+    report.not_applicable = true;
+    std::printf(
+        "[  FAULTS  ] not applicable: the machine stalled %lld ms (T = %lld ms); logs in %s\n",
+        static_cast<long long>(stall_ns / 1'000'000),
+        static_cast<long long>(session_timeout_.count()), dir_.path().c_str());
+  } else {
+    EXPECT_TRUE(report.violations.empty()) << report.describe() << "logs in " << dir_.path();
+  }
   expect_server_clean();
   return report;
 }
@@ -258,13 +272,20 @@ CheckReport run_scenario(const Scenario& scenario,
                          const std::function<void(Trial&, int index)>& body) {
   CheckReport total;
   std::size_t faults = 0;
+  int not_applicable = 0;
   for (int index = 0; index < scenario.trials; ++index) {
     const std::unique_ptr<Trial> trial = scenario.new_trial();
     body(*trial, index);
     if (::testing::Test::HasFatalFailure()) return total;
     const std::size_t injected = trial->faults().injected();
-    faults += injected;
     const CheckReport report = trial->finish();
+    if (report.not_applicable) {
+      // Run again, at most twice per scenario: a machine that stalls every time tests nothing.
+      EXPECT_LT(++not_applicable, 3) << scenario.name << ": every re-run stalled";
+      if (not_applicable < 3) --index;
+      continue;
+    }
+    faults += injected;
     if (scenario.check_trial) scenario.check_trial(report, injected);
     total.merge(report);
   }

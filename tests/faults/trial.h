@@ -87,8 +87,10 @@ class Trial {
   void kill(Holder& h);
 
   // Ends every fault, stops every holder (SIGTERM: release, leave the queue, exit 0), runs the
-  // checker over all logs - any violation fails the test - and checks that the server is left
-  // clean: no lock node, no watch. Then removes the lock path.
+  // checker over all logs - any violation fails the test, unless the whole machine stalled for
+  // half the session timeout or more during the trial (support/stall_watch.h: then nothing ran,
+  // holders included, while the server's clock went on, and the report is not_applicable) - and
+  // checks that the server is left clean: no lock node, no watch. Then removes the lock path.
   CheckReport finish();
 
   // For the runs that must break a rule (broken holders): stops every holder (SIGTERM), runs the
@@ -105,6 +107,7 @@ class Trial {
   void remove_path();
 
   TempDir dir_;
+  const std::int64_t started_ns_;  // CLOCK_MONOTONIC, for the stall watch
   const std::string connect_;
   const std::vector<int> ports_;
   const int upstream_port_;
