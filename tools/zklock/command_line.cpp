@@ -1,11 +1,18 @@
+// The command line's grammar - every command's options, its help and its checks - and the parse.
+// The one file that includes CLI11: its header-only code costs seconds per file that includes
+// it (three times as many under the sanitizers), so the rest of the CLI sees plain structs.
 #include "command_line.h"
 
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <ostream>
+#include <utility>
+#include <variant>
 #include <vector>
 
+#include "duration.h"
 #include "exit_codes.h"
+#include "metrics_listener.h"
 #include "zklock/version.h"
 
 namespace zklock::cli {
@@ -44,6 +51,293 @@ SplitArguments split_at_separator(int argc, const char* const argv[]) {
     if (std::strcmp(argv[i], "--") == 0) return {i, true, {argv + i + 1, argv + argc}};
   }
   return {argc, false, {}};
+}
+
+constexpr const char* kExecFooter =
+    "Synopsis: zklock exec [OPTIONS] LOCK_PATH -- COMMAND [ARGS...]\n"
+    "\n"
+    "The command runs directly (execvp-like, no shell) once the lock is held, with:\n"
+    "  ZKLOCK_PATH           the lock path\n"
+    "  ZKLOCK_NODE           our lock node, e.g. LOCK_PATH/_c_<uuid>-lock-0000000042\n"
+    "  ZKLOCK_SEQUENCE       its sequence number (42)\n"
+    "  ZKLOCK_FENCING_TOKEN  the fencing token: a decimal number, larger for every later\n"
+    "                        holder of the lock; pass it to the resource you protect\n"
+    "  ZKLOCK_SESSION_ID     the ZooKeeper session id, hex (0x...)\n"
+    "\n"
+    "Signals: SIGINT, SIGTERM and SIGHUP are forwarded to the command (to its process group,\n"
+    "see --foreground). Received while still waiting, they cancel the wait: zklock leaves the\n"
+    "queue and exits 128+N. If zklock itself is killed, the command is killed too.\n"
+    "\n"
+    "Lock lost: when ZooKeeper may have expired our session (someone else may hold the lock\n"
+    "now), the command is stopped at once as --on-lost says and zklock exits 76. This happens\n"
+    "before the server can hand the lock to anyone else. A mere disconnect (suspended) lets the\n"
+    "command run on (reported with --verbose).\n"
+    "\n"
+    "When the command ends, the lock is released and the session closed before zklock exits.\n"
+    "\n";
+
+constexpr const char* kExecExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock exec /locks/nightly-backup -- /usr/local/bin/backup --full\n"
+    "  zklock exec --timeout 30s --description \"deploy by $USER\" /locks/deploy -- make deploy\n"
+    "  zklock exec --connect zk1:2181,zk2:2181,zk3:2181 /locks/report -- sh -c './report > out'\n";
+
+constexpr const char* kHoldFooter =
+    "Once the lock is held, one line goes to stdout (and is flushed):\n"
+    "  FENCING_TOKEN SEQUENCE NODE_PATH\n"
+    "or with --json one object:\n"
+    "  {\"path\":...,\"node\":...,\"sequence\":42,\"fencing_token\":\"4294967338\",\n"
+    "   \"czxid\":4294967338,\"session_id\":\"0x...\",\"shared\":false}\n"
+    "The lock is then held until SIGINT, SIGTERM or SIGHUP (released; exit 0) or until it is\n"
+    "lost (exit 76, message on stderr). For scripts that hold a lock across several steps:\n"
+    "read the line, work, then kill the zklock process.\n"
+    "\n";
+
+constexpr const char* kHoldExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock hold --description maintenance /locks/db-migrations\n"
+    "  zklock hold --json /locks/leader > lock.json &\n";
+
+constexpr const char* kStatusFooter =
+    "Text output: one line per contender in queue order, the holder(s) first:\n"
+    "  POSITION ROLE NODE kind=K sequence=N czxid=N session=0x... naming=... host=... pid=... "
+    "description=\"...\"\n"
+    "ROLE is holder or waiting. kind is exclusive (a Mutex, Curator's InterProcessMutex, kazoo's\n"
+    "Lock and WriteLock), write or read (a read/write lock: zklock's SharedMutex, Curator's\n"
+    "InterProcessReadWriteLock, kazoo's ReadLock). Readers with no other kind ahead of them hold\n"
+    "together; anyone else holds only when first.\n"
+    "Nodes of other libraries (Apache Curator, kazoo) show their raw data as data=\"...\".\n"
+    "\n"
+    "--json prints one document:\n"
+    "  "
+    "{\"path\":\"/locks/x\",\"contenders\":[{\"position\":0,\"name\":\"_c_...-lock-0000000042\",\n"
+    "   \"sequence\":42,\"czxid\":4294967338,\"session_id\":\"0x...\",\n"
+    "   \"naming\":\"protected|plain|kazoo\",\"kind\":\"exclusive|write|read\",\"holder\":true,\n"
+    "   \"host\":\"...\",\"pid\":123,"
+    "   \"description\":\"...\",\"data\":\"<raw node data>\"}, ...]}\n"
+    "host, pid and description are null for nodes zklock did not write.\n"
+    "A lock path that does not exist is an empty queue (exit 0).\n"
+    "\n"
+    "--watch shows the queue again every --interval (default 1s) until Ctrl-C (or SIGTERM; exit\n"
+    "0): a header with the path, the time and the session state, then one row per contender:\n"
+    "  POS ROLE KIND AGE HOST PID DESCRIPTION\n"
+    "AGE is the time since its node was created (for a holder, its wait included). On a terminal\n"
+    "each refresh replaces the last; piped, they follow each other, separated by a blank line.\n"
+    "A missing path (\"path does not exist\") or a failed read is shown, and the watch goes on.\n"
+    "\n";
+
+constexpr const char* kStatusExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock status /locks/nightly-backup\n"
+    "  zklock status --json /locks/deploy | jq -r '.contenders[0].host'\n"
+    "  zklock status --watch --interval 500ms /locks/deploy\n";
+
+CLI::Validator duration_validator(bool positive) {
+  return CLI::Validator(
+      [positive](std::string& text) -> std::string {
+        auto parsed = parse_duration(text);
+        if (auto* error = std::get_if<std::string>(&parsed)) return *error;
+        if (positive && std::get<std::chrono::milliseconds>(parsed).count() == 0) {
+          return "invalid duration '" + text + "': must be more than 0";
+        }
+        return {};
+      },
+      "");  // no description: the help shows the type name "DURATION" alone
+}
+
+// Adds a duration option (see duration.h) writing into `target`. `positive`: reject 0.
+CLI::Option* add_duration_option(CLI::App& command, const std::string& name,
+                                 std::chrono::milliseconds& target, const std::string& help,
+                                 bool positive) {
+  auto* option = command.add_option_function<std::string>(
+      name,
+      [&target](const std::string& text) {
+        target = std::get<std::chrono::milliseconds>(parse_duration(text));
+      },
+      help);
+  option->check(duration_validator(positive))->type_name("DURATION");
+  return option;
+}
+
+// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
+void add_common_options(CLI::App& command, CommonOptions& options) {
+  const std::string group = "Connection";
+  command
+      .add_option("--connect", options.connect,
+                  "ZooKeeper servers, host:port[,host:port...][/chroot]; without it, "
+                  "$ZKLOCK_CONNECT, else the default")
+      ->type_name("HOSTS")
+      ->default_str(kDefaultConnect)
+      ->group(group);
+  add_duration_option(command, "--session-timeout", options.session_timeout,
+                      "ZooKeeper session timeout: how long a silent client keeps its lock "
+                      "(the server clamps it to its own limits)",
+                      true)
+      ->default_str(format_duration(options.session_timeout))
+      ->group(group);
+  add_duration_option(command, "--connect-timeout", options.connect_timeout,
+                      "give up (exit 69) when no server answers within this time", true)
+      ->default_str(format_duration(options.connect_timeout))
+      ->group(group);
+  command.add_option("--user", options.user, "digest authentication (ZooKeeper's addauth digest)")
+      ->type_name("USER:PASSWORD")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const auto colon = text.find(':');
+            if (colon == std::string::npos || colon == 0) return "expected USER:PASSWORD";
+            return {};
+          },
+          ""))
+      ->group(group);
+
+  const std::string output = "Output";
+  auto* quiet =
+      command.add_flag("-q,--quiet", options.quiet, "print no messages (exit codes only)")
+          ->group(output);
+  command
+      .add_flag("-v,--verbose", options.verbose,
+                "report progress on stderr: connection, queue position, lock state")
+      ->excludes(quiet)
+      ->group(output);
+}
+
+// Adds --timeout, --description, --shared, --write and --metrics-listen to `command`.
+void add_lock_options(CLI::App& command, LockOptions& options) {
+  const std::string group = "Lock";
+  command
+      .add_option_function<std::string>(
+          "--timeout",
+          [&options](const std::string& text) {
+            options.timeout = std::get<std::chrono::milliseconds>(parse_duration(text));
+          },
+          "give up waiting for the lock after this long (exit 75); 0 tries once. "
+          "Default: wait as long as it takes")
+      ->check(duration_validator(false))
+      ->type_name("DURATION")
+      ->group(group);
+  command
+      .add_option("--description", options.description,
+                  "free text stored in the lock node, shown by `zklock status`")
+      ->type_name("TEXT")
+      ->group(group);
+  auto* shared = command
+                     .add_flag_callback(
+                         "--shared", [&options] { options.mode = LockMode::kShared; },
+                         "take the read side of a read/write lock (zklock SharedMutex, Curator "
+                         "InterProcessReadWriteLock): readers hold it together, writers wait")
+                     ->group(group);
+  command
+      .add_flag_callback(
+          "--write", [&options] { options.mode = LockMode::kWrite; },
+          "take the write side of a read/write lock: alone, after the readers and writers "
+          "queued before it. Without --shared or --write: the exclusive lock (Mutex), which "
+          "refuses a path that holds a read/write lock (exit 64)")
+      ->excludes(shared)
+      ->group(group);
+  command
+      .add_option("--metrics-listen", options.metrics_listen,
+                  "serve zklock's figures (Prometheus text format) at http://HOST:PORT/metrics "
+                  "while the command runs; port 0 takes a free one (shown with --verbose)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto parsed = parse_listen_address(text);
+            auto* problem = std::get_if<std::string>(&parsed);
+            return problem != nullptr ? *problem : std::string();
+          },
+          ""))
+      ->type_name("HOST:PORT")
+      ->group("Metrics");
+}
+
+// What a subcommand taking a LOCK_PATH is told by its caller: its name and texts, and where its
+// options go (`lock`: the options of commands that take the lock; null for status).
+struct LockPathCommand {
+  std::string name;
+  std::string description;
+  std::string details;   // footer text, before the exit-code table
+  std::string examples;  // footer text, after it
+  std::string* path;
+  CommonOptions* common;
+  LockOptions* lock = nullptr;
+};
+
+// Adds the subcommand to `app`: its one positional argument LOCK_PATH, the lock options (if any)
+// and the common ones, and its footer. The caller adds the command's own options.
+CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& spec) {
+  auto* command = app.add_subcommand(spec.name, spec.description);
+  command->add_option("LOCK_PATH", *spec.path, "ZooKeeper path of the lock, e.g. /locks/backup")
+      ->required();
+  if (spec.lock != nullptr) add_lock_options(*command, *spec.lock);
+  add_common_options(*command, *spec.common);
+  command->footer(spec.details + kExitCodeHelp + spec.examples);
+  return command;
+}
+
+// `exec`, `hold` and `status`, each with its own options and the common and lock ones.
+CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
+                           LockOptions& lock) {
+  auto* command = add_lock_path_command(
+      app, {"exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends",
+            kExecFooter, kExecExamples, &exec.path, &common, &lock});
+  command->add_option("COMMAND", exec.command_before_separator,
+                      "after --: the program to run and its arguments (no shell; use "
+                      "sh -c '...' for one)");
+  command
+      ->add_option_function<std::string>(
+          "--on-lost", [&exec](const std::string& text) { exec.on_lost = *parse_on_lost(text); },
+          "when the lock is lost while COMMAND runs: term (SIGTERM, then SIGKILL "
+          "after --grace), kill (SIGKILL), ignore (let it finish; exit 76 anyway)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return parse_on_lost(text) ? "" : "expected term, kill or ignore, not '" + text + "'";
+          },
+          ""))
+      ->type_name("term|kill|ignore")
+      ->default_str(on_lost_name(exec.on_lost))
+      ->group("Command");
+  add_duration_option(*command, "--grace", exec.grace,
+                      "with --on-lost=term: time between SIGTERM and SIGKILL", false)
+      ->default_str(format_duration(exec.grace))
+      ->group("Command");
+  command
+      ->add_flag("--foreground", exec.foreground,
+                 "run COMMAND in zklock's process group, so that it can use the terminal "
+                 "(interactive programs); signals then go to COMMAND alone, not to the "
+                 "processes it starts")
+      ->group("Command");
+  return command;
+}
+
+CLI::App* add_hold_command(CLI::App& app, HoldOptions& hold, CommonOptions& common,
+                           LockOptions& lock) {
+  auto* command = add_lock_path_command(
+      app, {"hold", "Take the lock, print its fencing token, hold it until SIGINT/SIGTERM",
+            kHoldFooter, kHoldExamples, &hold.path, &common, &lock});
+  command->add_flag("--json", hold.json, "print the acquisition as a JSON object")->group("Output");
+  return command;
+}
+
+CLI::App* add_status_command(CLI::App& app, StatusOptions& status, CommonOptions& common) {
+  auto* command = add_lock_path_command(
+      app,
+      {"status", "Show the lock's queue: the holder first, then the waiters, with who they are",
+       kStatusFooter, kStatusExamples, &status.path, &common});
+  auto* json_flag =
+      command->add_flag("--json", status.json, "print one JSON document")->group("Output");
+  auto* watch_flag = command
+                         ->add_flag("--watch", status.watch,
+                                    "show the queue again every --interval until interrupted")
+                         ->excludes(json_flag)
+                         ->group("Output");
+  add_duration_option(*command, "--interval", status.interval,
+                      "with --watch: how long between two reads of the queue", true)
+      ->default_str(format_duration(status.interval))
+      ->needs(watch_flag)
+      ->group("Output");
+  return command;
 }
 
 ParseOutcome usage_error(std::ostream& err, const std::string& message) {

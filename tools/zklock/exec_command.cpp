@@ -23,56 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kExecFooter =
-    "Synopsis: zklock exec [OPTIONS] LOCK_PATH -- COMMAND [ARGS...]\n"
-    "\n"
-    "The command runs directly (execvp-like, no shell) once the lock is held, with:\n"
-    "  ZKLOCK_PATH           the lock path\n"
-    "  ZKLOCK_NODE           our lock node, e.g. LOCK_PATH/_c_<uuid>-lock-0000000042\n"
-    "  ZKLOCK_SEQUENCE       its sequence number (42)\n"
-    "  ZKLOCK_FENCING_TOKEN  the fencing token: a decimal number, larger for every later\n"
-    "                        holder of the lock; pass it to the resource you protect\n"
-    "  ZKLOCK_SESSION_ID     the ZooKeeper session id, hex (0x...)\n"
-    "\n"
-    "Signals: SIGINT, SIGTERM and SIGHUP are forwarded to the command (to its process group,\n"
-    "see --foreground). Received while still waiting, they cancel the wait: zklock leaves the\n"
-    "queue and exits 128+N. If zklock itself is killed, the command is killed too.\n"
-    "\n"
-    "Lock lost: when ZooKeeper may have expired our session (someone else may hold the lock\n"
-    "now), the command is stopped at once as --on-lost says and zklock exits 76. This happens\n"
-    "before the server can hand the lock to anyone else. A mere disconnect (suspended) lets the\n"
-    "command run on (reported with --verbose).\n"
-    "\n"
-    "When the command ends, the lock is released and the session closed before zklock exits.\n"
-    "\n";
-
-constexpr const char* kExecExamples =
-    "\n"
-    "Examples:\n"
-    "  zklock exec /locks/nightly-backup -- /usr/local/bin/backup --full\n"
-    "  zklock exec --timeout 30s --description \"deploy by $USER\" /locks/deploy -- make deploy\n"
-    "  zklock exec --connect zk1:2181,zk2:2181,zk3:2181 /locks/report -- sh -c './report > out'\n";
-
-// --on-lost's values, each way.
-constexpr std::array<std::pair<OnLost, std::string_view>, 3> kOnLostNames = {{
-    {OnLost::kTerm, "term"},
-    {OnLost::kKill, "kill"},
-    {OnLost::kIgnore, "ignore"},
-}};
-
-std::optional<OnLost> parse_on_lost(std::string_view text) {
-  for (const auto& [policy, name] : kOnLostNames) {
-    if (name == text) return policy;
-  }
-  return std::nullopt;
-}
-
-std::string as_text(OnLost policy) {
-  const auto* entry = std::find_if(kOnLostNames.begin(), kOnLostNames.end(),
-                                   [policy](const auto& named) { return named.first == policy; });
-  return std::string(entry != kOnLostNames.end() ? entry->second : "?");
-}
-
 // Runs the command under the held lock until it ends; stops it if the lock is lost.
 class Supervisor {
  public:
@@ -190,38 +140,24 @@ std::vector<std::pair<std::string, std::string>> lock_environment(const Acquisit
 
 }  // namespace
 
-CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
-                           LockOptions& lock) {
-  auto* command = add_lock_path_command(
-      app, {"exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends",
-            kExecFooter, kExecExamples, &exec.path, &common, &lock});
-  command->add_option("COMMAND", exec.command_before_separator,
-                      "after --: the program to run and its arguments (no shell; use "
-                      "sh -c '...' for one)");
-  command
-      ->add_option_function<std::string>(
-          "--on-lost", [&exec](const std::string& text) { exec.on_lost = *parse_on_lost(text); },
-          "when the lock is lost while COMMAND runs: term (SIGTERM, then SIGKILL "
-          "after --grace), kill (SIGKILL), ignore (let it finish; exit 76 anyway)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            return parse_on_lost(text) ? "" : "expected term, kill or ignore, not '" + text + "'";
-          },
-          ""))
-      ->type_name("term|kill|ignore")
-      ->default_str(as_text(exec.on_lost))
-      ->group("Command");
-  add_duration_option(*command, "--grace", exec.grace,
-                      "with --on-lost=term: time between SIGTERM and SIGKILL", false)
-      ->default_str(format_duration(exec.grace))
-      ->group("Command");
-  command
-      ->add_flag("--foreground", exec.foreground,
-                 "run COMMAND in zklock's process group, so that it can use the terminal "
-                 "(interactive programs); signals then go to COMMAND alone, not to the "
-                 "processes it starts")
-      ->group("Command");
-  return command;
+// --on-lost's values, each way.
+constexpr std::array<std::pair<OnLost, std::string_view>, 3> kOnLostNames = {{
+    {OnLost::kTerm, "term"},
+    {OnLost::kKill, "kill"},
+    {OnLost::kIgnore, "ignore"},
+}};
+
+std::optional<OnLost> parse_on_lost(std::string_view text) {
+  for (const auto& [policy, name] : kOnLostNames) {
+    if (name == text) return policy;
+  }
+  return std::nullopt;
+}
+
+std::string on_lost_name(OnLost policy) {
+  const auto* entry = std::find_if(kOnLostNames.begin(), kOnLostNames.end(),
+                                   [policy](const auto& named) { return named.first == policy; });
+  return std::string(entry != kOnLostNames.end() ? entry->second : "?");
 }
 
 int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,

@@ -1,10 +1,12 @@
 // `zklock exec [options] LOCK_PATH -- COMMAND [ARGS...]`: run a command while holding the lock,
 // and stop it if the lock is lost.
+// Its options and its --help text are command_line.cpp's (the one file that includes CLI11).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "console.h"
@@ -29,9 +31,10 @@ struct ExecOptions {
   bool foreground = false;
 };
 
-/// Adds the `exec` subcommand (with the common and lock options) to `app`.
-CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
-                           LockOptions& lock);
+/// --on-lost's value named `text` (term, kill, ignore); nullopt for any other text.
+std::optional<OnLost> parse_on_lost(std::string_view text);
+/// The --on-lost value that names `policy`.
+std::string on_lost_name(OnLost policy);
 
 /// Runs `zklock exec`. Returns the exit code (the command's own, or one of exit_codes.h).
 /// Throws: Failure, zklock::Error (main() turns them into exit codes).

@@ -14,23 +14,6 @@
 namespace zklock::cli {
 namespace {
 
-constexpr const char* kHoldFooter =
-    "Once the lock is held, one line goes to stdout (and is flushed):\n"
-    "  FENCING_TOKEN SEQUENCE NODE_PATH\n"
-    "or with --json one object:\n"
-    "  {\"path\":...,\"node\":...,\"sequence\":42,\"fencing_token\":\"4294967338\",\n"
-    "   \"czxid\":4294967338,\"session_id\":\"0x...\",\"shared\":false}\n"
-    "The lock is then held until SIGINT, SIGTERM or SIGHUP (released; exit 0) or until it is\n"
-    "lost (exit 76, message on stderr). For scripts that hold a lock across several steps:\n"
-    "read the line, work, then kill the zklock process.\n"
-    "\n";
-
-constexpr const char* kHoldExamples =
-    "\n"
-    "Examples:\n"
-    "  zklock hold --description maintenance /locks/db-migrations\n"
-    "  zklock hold --json /locks/leader > lock.json &\n";
-
 void print_acquisition(const Acquisition& acquisition, bool json) {
   if (json) {
     const nlohmann::json out = {
@@ -47,15 +30,6 @@ void print_acquisition(const Acquisition& acquisition, bool json) {
 }
 
 }  // namespace
-
-CLI::App* add_hold_command(CLI::App& app, HoldOptions& hold, CommonOptions& common,
-                           LockOptions& lock) {
-  auto* command = add_lock_path_command(
-      app, {"hold", "Take the lock, print its fencing token, hold it until SIGINT/SIGTERM",
-            kHoldFooter, kHoldExamples, &hold.path, &common, &lock});
-  command->add_flag("--json", hold.json, "print the acquisition as a JSON object")->group("Output");
-  return command;
-}
 
 int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOptions& lock,
              const Console& console, SignalReader& signals) {

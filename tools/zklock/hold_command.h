@@ -1,7 +1,7 @@
 // `zklock hold [options] LOCK_PATH`: take the lock, print its token, hold it until SIGINT/SIGTERM.
+// Its options and its --help text are command_line.cpp's (the one file that includes CLI11).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "console.h"
@@ -14,10 +14,6 @@ struct HoldOptions {
   std::string path;
   bool json = false;
 };
-
-/// Adds the `hold` subcommand (with the common and lock options) to `app`.
-CLI::App* add_hold_command(CLI::App& app, HoldOptions& hold, CommonOptions& common,
-                           LockOptions& lock);
 
 /// Runs `zklock hold`. Returns the exit code: 0 after releasing on SIGINT/SIGTERM/SIGHUP, 76 when
 /// the lock was lost, 75 / 128+N when it was never acquired.

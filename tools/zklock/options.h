@@ -2,7 +2,6 @@
 // commands that take the lock - how long to wait and what to store in the lock node.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -44,32 +43,6 @@ struct LockOptions {
   LockMode mode = LockMode::kExclusive;
   std::string metrics_listen;  // --metrics-listen HOST:PORT (metrics_listener.h); empty: none
 };
-
-/// What a subcommand taking a LOCK_PATH is told by its caller: its name and texts, and where its
-/// options go (`lock`: the options of commands that take the lock; null for status).
-struct LockPathCommand {
-  std::string name;
-  std::string description;
-  std::string details;   // footer text, before the exit-code table
-  std::string examples;  // footer text, after it
-  std::string* path;
-  CommonOptions* common;
-  LockOptions* lock = nullptr;
-};
-
-/// Adds the subcommand to `app`: its one positional argument LOCK_PATH, the lock options (if any)
-/// and the common ones, and its footer. The caller adds the command's own options.
-CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& command);
-
-/// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
-void add_common_options(CLI::App& command, CommonOptions& options);
-/// Adds --timeout, --description, --shared, --write and --metrics-listen to `command`.
-void add_lock_options(CLI::App& command, LockOptions& options);
-
-/// Adds a duration option (see duration.h) writing into `target`. `positive`: reject 0.
-CLI::Option* add_duration_option(CLI::App& command, const std::string& name,
-                                 std::chrono::milliseconds& target, const std::string& help,
-                                 bool positive);
 
 /// Opens the ZooKeeper session. The C client's own log lines go to the console with --verbose
 /// only (zklock reports failures itself). `metrics_paths`: the lock paths whose figures the

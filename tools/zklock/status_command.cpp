@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "contender_view.h"
-#include "duration.h"
 #include "exit_codes.h"
 #include "zklock/mutex.h"
 
@@ -14,41 +13,6 @@ namespace zklock::cli {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kStatusFooter =
-    "Text output: one line per contender in queue order, the holder(s) first:\n"
-    "  POSITION ROLE NODE kind=K sequence=N czxid=N session=0x... naming=... host=... pid=... "
-    "description=\"...\"\n"
-    "ROLE is holder or waiting. kind is exclusive (a Mutex, Curator's InterProcessMutex, kazoo's\n"
-    "Lock and WriteLock), write or read (a read/write lock: zklock's SharedMutex, Curator's\n"
-    "InterProcessReadWriteLock, kazoo's ReadLock). Readers with no other kind ahead of them hold\n"
-    "together; anyone else holds only when first.\n"
-    "Nodes of other libraries (Apache Curator, kazoo) show their raw data as data=\"...\".\n"
-    "\n"
-    "--json prints one document:\n"
-    "  "
-    "{\"path\":\"/locks/x\",\"contenders\":[{\"position\":0,\"name\":\"_c_...-lock-0000000042\",\n"
-    "   \"sequence\":42,\"czxid\":4294967338,\"session_id\":\"0x...\",\n"
-    "   \"naming\":\"protected|plain|kazoo\",\"kind\":\"exclusive|write|read\",\"holder\":true,\n"
-    "   \"host\":\"...\",\"pid\":123,"
-    "   \"description\":\"...\",\"data\":\"<raw node data>\"}, ...]}\n"
-    "host, pid and description are null for nodes zklock did not write.\n"
-    "A lock path that does not exist is an empty queue (exit 0).\n"
-    "\n"
-    "--watch shows the queue again every --interval (default 1s) until Ctrl-C (or SIGTERM; exit\n"
-    "0): a header with the path, the time and the session state, then one row per contender:\n"
-    "  POS ROLE KIND AGE HOST PID DESCRIPTION\n"
-    "AGE is the time since its node was created (for a holder, its wait included). On a terminal\n"
-    "each refresh replaces the last; piped, they follow each other, separated by a blank line.\n"
-    "A missing path (\"path does not exist\") or a failed read is shown, and the watch goes on.\n"
-    "\n";
-
-constexpr const char* kStatusExamples =
-    "\n"
-    "Examples:\n"
-    "  zklock status /locks/nightly-backup\n"
-    "  zklock status --json /locks/deploy | jq -r '.contenders[0].host'\n"
-    "  zklock status --watch --interval 500ms /locks/deploy\n";
 
 void print_json(const std::string& path, const std::vector<Contender>& contenders) {
   json list = json::array();
@@ -106,26 +70,6 @@ void print_text(const std::string& path, const std::vector<Contender>& contender
 }
 
 }  // namespace
-
-CLI::App* add_status_command(CLI::App& app, StatusOptions& status, CommonOptions& common) {
-  auto* command = add_lock_path_command(
-      app,
-      {"status", "Show the lock's queue: the holder first, then the waiters, with who they are",
-       kStatusFooter, kStatusExamples, &status.path, &common});
-  auto* json_flag =
-      command->add_flag("--json", status.json, "print one JSON document")->group("Output");
-  auto* watch_flag = command
-                         ->add_flag("--watch", status.watch,
-                                    "show the queue again every --interval until interrupted")
-                         ->excludes(json_flag)
-                         ->group("Output");
-  add_duration_option(*command, "--interval", status.interval,
-                      "with --watch: how long between two reads of the queue", true)
-      ->default_str(format_duration(status.interval))
-      ->needs(watch_flag)
-      ->group("Output");
-  return command;
-}
 
 int run_status(const StatusOptions& status, const CommonOptions& common, const Console& console) {
   const auto session = open_session(common, console);
