@@ -6,7 +6,8 @@
 # build-fuzz/tests/fuzz/corpus/ for the next local run (copy good ones to tests/fuzz/corpus/).
 #   scripts/fuzz.sh [build|run]             ZKLOCK_FUZZ_SECONDS=600 scripts/fuzz.sh
 # `build` only builds, `run` only runs what was built (CI builds while the suite runs); neither:
-# both.
+# both. The library compiles as a unity build (the fuzz targets call a few of its parsers; the
+# rest is linked in): a third of the compile time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${FUZZ_BUILD_DIR:-build-fuzz}
@@ -14,6 +15,7 @@ step=${1:-all}
 if [ "$step" != run ]; then
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DZKLOCK_BUILD_FUZZERS=ON -DZKLOCK_SANITIZE=address,undefined -DZKLOCK_WERROR=ON \
+  -DCMAKE_UNITY_BUILD=ON \
   -DZKLOCK_BUILD_TESTS=OFF -DZKLOCK_BUILD_EXAMPLES=OFF -DZKLOCK_BUILD_TOOLS=OFF -DZKLOCK_INSTALL=OFF \
   -DZKLOCK_FUZZ_SECONDS="${ZKLOCK_FUZZ_SECONDS:-25}" >/dev/null
 cmake --build "$build" -j"${JOBS:-$(nproc)}"
