@@ -230,11 +230,12 @@ std::future<Hold> lock_future(const std::shared_ptr<MutexCore>& core, ContenderK
   auto promise = std::make_shared<std::promise<Hold>>();
   std::future<Hold> future = promise->get_future();
   const std::string context = core->context() + "::lock_future";
-  // The handler lets go of the promise before it returns, so that the future (the caller's) holds
-  // the last reference to the shared state and the error inside it: the state, and an exception
-  // the caller may be reading, are then freed on the caller's thread, never on this one behind it
-  // (libstdc++ counts an exception_ptr's references in code ThreadSanitizer does not see, so a
-  // free here would be reported as a race with the caller's catch block).
+  // The handler lets go of the promise as soon as it is fulfilled, so that the future (the
+  // caller's) usually holds the last reference to the shared state and the error inside it, and
+  // frees them on the caller's thread. Not always: a caller that has already read and dropped the
+  // error leaves the last reference here. Either way is safe (the error's count is atomic); under
+  // ThreadSanitizer the second is a false report, suppressed in tests/tsan.supp (libstdc++ counts
+  // an exception_ptr's references in code TSan does not see).
   core->async_acquire(kind, std::move(options),
                       [promise, context](std::error_code error, Hold hold) mutable {
                         const auto fulfilled = std::move(promise);
