@@ -22,10 +22,11 @@
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
 #   A gate that fails does not stop the others; the run fails if any did.
 #
-# In `ci` every configuration is built once, and the CPU-bound work overlaps the suite, which mostly
-# waits on servers: tidy and the sanitizer and fuzz builds run in the background at the lowest
-# priority while the suite and the demo run; the sanitizer and fuzz runs follow. Each gate's time
-# is printed (a background build's share with it), and the total at the end.
+# In `ci` every configuration is built once, and the CPU-bound work overlaps the runs, which mostly
+# wait on servers: the sanitizer builds come first, on both cores; the plain compile runs in the
+# background at the lowest priority while the sanitizer runs run, then tidy and the fuzz build the
+# same way while the suite and the demo run; the fuzz run comes last. Each gate's time is printed
+# (a sanitizer gate's build with it), and the total at the end.
 #
 # Environment for the default run and the build gate: BUILD_DIR (build), CMAKE_ARGS, CTEST_ARGS,
 # e.g. the sanitizer runs by hand:
@@ -197,23 +198,17 @@ finish_background() {
     { background_status[$1]=1; background_time[$1]=0; }
   rm -f "${background_log[$1]}" "${background_log[$1]}.status"
 }
-# The sanitizer and fuzz builds, one after the other (they share the cores with each other only).
-ci_builds() {
-  local rc=0 start
-  for b in asan tsan fuzz; do
-    start=$SECONDS
-    echo "== build $b"
-    if in_subshell "build_$b"; then
-      echo "== build $b: $((SECONDS - start)) s"
-      echo "0 $((SECONDS - start))" >"$builds_dir/$b"
-    else
-      rc=$?
-      echo "== build $b FAILED after $((SECONDS - start)) s"
-      echo "$rc $((SECONDS - start))" >"$builds_dir/$b"
-    fi
-  done
+# ci_build NAME: build_NAME, its status and time kept in $builds_dir for run_built_gate.
+ci_build() {
+  local start=$SECONDS rc=0
+  echo "== build $1"
+  in_subshell "build_$1" || rc=$?
+  if [ "$rc" -eq 0 ]; then echo "== build $1: $((SECONDS - start)) s"; else
+    echo "== build $1 FAILED after $((SECONDS - start)) s"; fi
+  echo "$rc $((SECONDS - start))" >"$builds_dir/$1"
 }
-# A sanitizer or fuzz gate in `ci`: its build ran in the background; now the run.
+ci_build_fuzz() { ci_build fuzz; }
+# A sanitizer or fuzz gate in `ci`: its build ran before (ci_build); now the run.
 run_built_gate() {  # NAME
   local start=$SECONDS rc=0 build_rc build_time
   echo "== gate $1"
@@ -224,7 +219,7 @@ run_built_gate() {  # NAME
   else
     in_subshell "run_$1" || rc=$?
   fi
-  record "$1" "$rc" $((SECONDS - start + build_time)) "build ${build_time} s in the background"
+  record "$1" "$rc" $((SECONDS - start + build_time)) "build ${build_time} s of it"
 }
 
 if [ ${#gates[@]} -gt 1 ]; then
@@ -234,16 +229,31 @@ if $ci; then
   builds_dir=$(mktemp -d)
   run_gate format
   run_gate docs
-  run_gate compile
-  # At the lowest priority: the suite's timing scenarios get the cores whenever they want them.
+  # The sanitizer builds first, on both cores: their runs mostly wait on servers, so the plain
+  # compile overlaps them - in the background at the lowest priority, so that the runs' timing
+  # scenarios get the cores whenever they want them.
+  ci_build asan
+  ci_build tsan
+  start_background compile gate_compile 19
+  run_built_gate asan
+  run_built_gate tsan
+  finish_background compile
+  record compile "${background_status[compile]}" "${background_time[compile]}" \
+    "in the background from $((background_start[compile] - run_start)) s"
+  # Then the suite and the demo, with tidy and the fuzz build in the background (the same way).
   start_background tidy gate_tidy 19
-  start_background builds ci_builds 19
-  run_gate suite
-  run_gate demo
-  finish_background builds
+  start_background fuzz-build ci_build_fuzz 19
+  if [ "${background_status[compile]}" -eq 0 ]; then
+    run_gate suite
+    run_gate demo
+  else
+    record suite 1 0 "not run: the compile failed"
+    record demo 1 0 "not run: the compile failed"
+  fi
+  finish_background fuzz-build
+  run_built_gate fuzz
   finish_background tidy
   record tidy "${background_status[tidy]}" "${background_time[tidy]}" "in the background"
-  for g in asan tsan fuzz; do run_built_gate "$g"; done
   rm -rf "$builds_dir"
 else
   for g in "${gates[@]}"; do run_gate "$g"; done
