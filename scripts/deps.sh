@@ -24,6 +24,7 @@ ZKLOCK_GATE_PACKAGES=(
   clang-format clang-tidy              # scripts/format.sh --check, scripts/tidy.sh
   clang libclang-rt-14-dev             # tests/fuzz: clang 14 and its libFuzzer and sanitizer runtimes
   doxygen                              # the API reference (target docs)
+  procps                               # pgrep: scripts/test.sh ci renices its background work
 )
 
 zklock_install_deps() {
