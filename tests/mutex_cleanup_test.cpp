@@ -12,6 +12,7 @@
 
 #include "held_lock.h"
 #include "scripted_hook.h"
+#include "session/session_core.h"
 #include "test_env.h"
 #include "waiter.h"
 #include "zklock/testing/fault_hook.h"
@@ -238,6 +239,30 @@ TEST(MutexCleanupTest, RecoveryAfterALostCreateReplySyncsBeforeItLists) {
       << "no sync of the lock path before the recovery listing";
   EXPECT_EQ(lock_children(f.session, f.path).size(), 1u);
   m.unlock();
+}
+
+// A give-up whose watch removal is lost with its connection (the session's forced reconnect of a
+// stalled connection fails what is in flight): the C client still has the watcher and sets it
+// again on the next connection. The removal is sent again once that connection is up.
+TEST(MutexCleanupTest, AWatchRemovalLostWithItsConnectionIsSentAgainOnTheNext) {
+  HeldLock held("lost-removal");
+  auto scripted =
+      one_shot_session(options_for(held.server.connect),
+                       fault_on(Operation::kRemoveWatches, held.path,
+                                FaultDecision::fail_before_send(Errc::connection_loss)));
+  Session& s = *scripted.session;
+  Mutex m(s, held.path);
+  EXPECT_FALSE(m.try_lock_for(300ms));
+  ASSERT_TRUE(scripted.hook->fired());
+  ASSERT_TRUE(wait_until([&] { return held.nodes().size() == 1u; }, 10s));
+  // The removal never went out: the server still has our watch on the holder's node.
+  ASSERT_FALSE(watches_of(held.server.port, s.session_id(), held.path).empty());
+  const auto connection = detail::SessionAccess::core(s)->connection();
+  ASSERT_TRUE(connection);
+  ASSERT_TRUE(connection->force_reconnect(/*even_if_connected=*/true).has_value());
+  EXPECT_TRUE(wait_until(
+      [&] { return watches_of(held.server.port, s.session_id(), held.path).empty(); }, 10s))
+      << "a watch of ours is left on " << held.path;
 }
 
 }  // namespace

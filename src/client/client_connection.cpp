@@ -161,6 +161,7 @@ void ClientConnection::session_event(int c_state) {
   if (c_state == ZOO_CONNECTED_STATE || c_state == ZOO_READONLY_STATE) {
     ++epoch_;  // before anyone hears of it: answers from here on belong to the new connection
     event = ConnectionEvent::kConnected;
+    resend_lost_removals();  // after the C client set its watches again on this connection
   } else if (c_state == ZOO_EXPIRED_SESSION_STATE) {
     event = ConnectionEvent::kExpired;
   } else if (c_state == ZOO_AUTH_FAILED_STATE) {

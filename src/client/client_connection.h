@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -217,6 +218,18 @@ class ClientConnection {
   static std::string watch_key(const Watch& w) { return (w.children ? "c:" : "d:") + w.path; }
   std::unordered_map<std::uint64_t, Watch> watches_;
   std::unordered_map<std::string, int> watches_per_path_;  // our live watches, by watch_key()
+  /// Sends RemoveWatches for `kind`'s path and kind, unless another watch of ours needs it.
+  void send_removal_locked(Submission& submission, const Watch& kind, Completion done,
+                           const testing::FaultDecision& decision);
+  /// Sends again the removals whose connection was lost (on each new connection).
+  void resend_lost_removals();
+  // Server-side removals that failed with their connection (watch_key()s). Shared with their
+  // completions, which may run on the Session's deferred-task thread after this is gone.
+  struct LostRemovals {
+    std::mutex mutex;
+    std::set<std::string> keys;
+  };
+  const std::shared_ptr<LostRemovals> lost_removals_ = std::make_shared<LostRemovals>();
   std::atomic<std::uint64_t> epoch_{0};
 };
 

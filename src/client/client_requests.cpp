@@ -255,11 +255,26 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
   bool children = false;
   if (auto it = watches_.find(watch_id); it != watches_.end()) children = it->second.children;
   forget_watch_locked(watch_id);
-  if (watches_per_path_.count(watch_key(Watch{path, {}, children})) != 0) {
+  send_removal_locked(submission, Watch{path, {}, children}, std::move(done), decision);
+}
+
+void ClientConnection::send_removal_locked(Submission& submission, const Watch& kind,
+                                           Completion done, const FaultDecision& decision) {
+  const std::string key = watch_key(kind);
+  if (watches_per_path_.count(key) != 0) {
     submission.fail(std::move(done), Errc::ok);  // another of ours still needs the server's watch
     return;
   }
-  OpContext* ctx = begin(submission, Operation::kRemoveWatches, path, done, decision, false);
+  // A removal lost with its connection leaves the watcher in the C client's table, which sets it
+  // again on the next connection: remember it, to be sent again then (resend_lost_removals).
+  done = [lost = lost_removals_, key, done = std::move(done)](OpResult&& r) mutable {
+    if (r.rc == Errc::connection_loss || r.rc == Errc::operation_timeout) {
+      std::lock_guard lock(lost->mutex);
+      lost->keys.insert(key);
+    }
+    done(std::move(r));
+  };
+  OpContext* ctx = begin(submission, Operation::kRemoveWatches, kind.path, done, decision, false);
   if (!ctx) return;
   // The "all" variant sends RemoveWatches whatever the client's own table says - also while the
   // read that sets the watch is still on its way (the server applies the two in order); the
@@ -268,10 +283,25 @@ void ClientConnection::remove_watch(const std::string& path, std::uint64_t watch
   // declares the completion as a pointer to a function pointer but stores and calls it as the
   // function pointer itself, hence the cast.
   auto* completion = reinterpret_cast<void_completion_t*>(reinterpret_cast<void*>(&on_void));
-  submitted(
-      submission, ctx,
-      zoo_aremove_all_watches(zh_, ctx->path.c_str(), children ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
-                              0, completion, ctx));
+  submitted(submission, ctx,
+            zoo_aremove_all_watches(zh_, ctx->path.c_str(),
+                                    kind.children ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA, 0,
+                                    completion, ctx));
+}
+
+void ClientConnection::resend_lost_removals() {
+  std::set<std::string> keys;
+  {
+    std::lock_guard lock(lost_removals_->mutex);
+    keys.swap(lost_removals_->keys);
+  }
+  for (const std::string& key : keys) {
+    const Watch kind{key.substr(2), {}, key[0] == 'c'};  // watch_key(): "c:" or "d:", the path
+    const FaultDecision decision = consult_hook(Operation::kRemoveWatches, kind.path);
+    Submission submission(*this);
+    send_removal_locked(
+        submission, kind, [](OpResult&&) {}, decision);
+  }
 }
 
 std::size_t ClientConnection::watch_count() const {
