@@ -147,13 +147,26 @@ void on_string(int rc, const char* value, const void* data) {
   deliver(data, std::move(r));
 }
 
-void on_strings(int rc, const struct String_vector* strings, const void* data) {
+namespace {
+OpResult listing_result(int rc, const struct String_vector* strings) {
   OpResult r;
   r.rc = static_cast<Errc>(rc);
   if (rc == ZOK && strings) {
     r.children.reserve(static_cast<std::size_t>(strings->count));
     for (int i = 0; i < strings->count; ++i) r.children.emplace_back(strings->data[i]);
   }
+  return r;
+}
+}  // namespace
+
+void on_strings(int rc, const struct String_vector* strings, const void* data) {
+  deliver(data, listing_result(rc, strings));
+}
+
+void on_strings_stat(int rc, const struct String_vector* strings, const struct Stat* stat,
+                     const void* data) {
+  OpResult r = listing_result(rc, strings);
+  if (rc == ZOK) r.stat = to_node_stat(stat);
   deliver(data, std::move(r));
 }
 

@@ -52,6 +52,9 @@ bool dropped_by_client(const OpResult& r);
 void on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data);
 void on_string(int rc, const char* value, const void* data);
 void on_strings(int rc, const struct String_vector* strings, const void* data);
+/// A listing with the parent's stat (getChildren2).
+void on_strings_stat(int rc, const struct String_vector* strings, const struct Stat* stat,
+                     const void* data);
 void on_data(int rc, const char* value, int value_len, const struct Stat* stat, const void* data);
 void on_stat(int rc, const struct Stat* stat, const void* data);
 void on_void(int rc, const void* data);

@@ -63,7 +63,7 @@ namespace permission = zklock::permission;
 struct OpResult {
   Errc rc = Errc::ok;
   std::string value;                  // create: the created path; get: the data
-  NodeStat stat;                      // create (create2), get, exists
+  NodeStat stat;                      // create (create2), get, exists; get_children: the parent's
   std::vector<std::string> children;  // get_children
   std::vector<Errc> multi_results;    // multi: one code per op
 };

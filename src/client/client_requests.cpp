@@ -104,7 +104,7 @@ void ClientConnection::get_children(const std::string& path, Completion done) {
   Submission submission(*this);
   OpContext* ctx = begin(submission, Operation::kGetChildren, path, done, decision, false);
   if (!ctx) return;
-  submitted(submission, ctx, zoo_aget_children(zh_, ctx->path.c_str(), 0, &on_strings, ctx));
+  submitted(submission, ctx, zoo_aget_children2(zh_, ctx->path.c_str(), 0, &on_strings_stat, ctx));
 }
 
 std::uint64_t ClientConnection::get_data(const std::string& path, WatchFn watch, Completion done) {
