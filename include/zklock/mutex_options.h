@@ -1,6 +1,7 @@
 // zklock/mutex_options.h: options of a Mutex.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -19,6 +20,27 @@ struct MutexOptions {
   /// empty) instead of persistent ones. A re-created parent restarts sequence numbers: use the
   /// czxid-based FencingToken, not the sequence, with containers.
   bool container_parents = false;
+
+  /// Lock-delay (Chubby's, for resources that cannot check a FencingToken): when the holder
+  /// before us ended without a clean release - its session expired, its process was killed or
+  /// frozen past the session timeout, an operator deleted its node - the lock is not handed to us
+  /// until this long after we saw it end, so that a holder that is still acting (a paused process
+  /// that has not yet heard it lost the lock) has that long to notice and stop. Zero: none.
+  ///
+  /// A clean release (unlock(), a Guard or Hold going out of scope, the Mutex destroyed while
+  /// holding) writes a mark on the lock path in the same multi as the delete of its node: the
+  /// next holder takes over at once, at no extra round trip. A contender that cannot tell how
+  /// the previous holder ended waits the delay - safe, not fast:
+  /// - a holder without lock_delay, or a Curator or kazoo holder (their releases carry no mark);
+  /// - a contender that finds the lock free while the path shows a node gone since the last
+  ///   clean release (ZooKeeper keeps no record of who that was);
+  /// - a waiter that gave up at the moment it reached the head of the line.
+  /// try_lock() waits a due delay out within the session timeout its one attempt is allowed, and
+  /// try_lock_for() within its deadline (a try that gave up would leave the next one to wait it
+  /// again); a deadline that ends during the delay times out as usual, our node deleted. The lock
+  /// path's data holds the mark: nothing else may write it. Mutex only: a SharedMutex throws
+  /// InvalidArgumentError, as does a negative delay.
+  std::chrono::milliseconds lock_delay{0};
 
   /// Called when a held lock changes state (Held -> Suspended -> Held | Lost), on the Session's
   /// event thread, after state() already reports the new state. Must not block for long. Not

@@ -15,6 +15,9 @@ constexpr ContenderKind kExclusive = ContenderKind::kExclusive;
 
 Mutex::Mutex(Session& session, std::string path, MutexOptions options) {
   detail::validate_lock_path(path);
+  if (options.lock_delay.count() < 0) {
+    throw InvalidArgumentError("zklock::Mutex(\"" + path + "\"): lock_delay must not be negative");
+  }
   core_ = std::make_shared<detail::MutexCore>(detail::SessionAccess::core(session), std::move(path),
                                               std::move(options));
   core_->attach();

@@ -21,6 +21,7 @@ struct MutexCore::Attempt {
     kListing,
     kWatching,
     kAwaitGeneration,
+    kDelaying,  // first in line; the lock-delay is being decided or waited out (lock_delay.cpp)
     kHeld,
     kCleaning,
     kDone,
@@ -84,6 +85,27 @@ struct MutexCore::Attempt {
     std::chrono::steady_clock::time_point started;  // the call (the wait's figure)
   };
   std::unique_ptr<Async> async;  // null for a blocking lock()
+
+  // A Mutex with a lock-delay (MutexOptions::lock_delay, lock_delay.cpp): how the holder before
+  // us ended, as far as we can tell from the lock path's release mark.
+  struct LockDelay {
+    std::string waited_behind;  // the node we last waited behind (empty: none in this queueing)
+    std::string mark;           // the lock path's data, read pipelined with a listing...
+    unsigned mark_step = 0;     // ...of this step (0: none)
+    // Read before our create: the lock path had no child and no child change since the last
+    // mark (or did not exist); its cversion then (0 if it did not exist).
+    bool quiet_before_create = false;
+    std::int32_t cversion_before_create = 0;
+    // The last listing: the lock path's cversion and number of children it showed.
+    std::int32_t listed_cversion = 0;
+    std::size_t listed_children = 0;
+    std::uint64_t mark_watch = 0;        // data watch on the lock path, while behind the head
+    std::uint64_t mark_watch_epoch = 0;  // connection epoch it was set on
+    bool mark_changed = false;           // it fired: a release mark was written meanwhile
+    bool served = false;                 // no delay is due any more (waited out, or clean)
+    bool mark_release = false;           // this cleanup is a release: write the mark
+  };
+  std::unique_ptr<LockDelay> delay;  // null without a lock-delay
 };
 
 }  // namespace zklock::detail

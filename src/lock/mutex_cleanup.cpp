@@ -12,6 +12,9 @@ namespace zklock::detail {
 
 void MutexCore::cleanup_locked(const AttemptPtr& a) {
   if (a->phase == Attempt::Phase::kHeld) end_hold_locked(a);  // released (or already Lost)
+  // A release of a lock held to the end marks the lock path (lock_delay.cpp); giving up does not.
+  if (a->delay) a->delay->mark_release = a->phase == Attempt::Phase::kHeld && !a->self_deleted;
+  drop_mark_watch_locked(a);
   const bool was_watching = a->phase == Attempt::Phase::kWatching;
   // A lost create reply being recovered: our node may well exist, its path not known yet
   // (CURATOR-79). The recovery goes on, in cleaning mode: it deletes what it finds.
@@ -52,6 +55,10 @@ void MutexCore::delete_node_locked(const AttemptPtr& a) {
     return;
   }
   a->phase = Attempt::Phase::kCleaning;
+  if (a->delay && a->delay->mark_release) {
+    delete_with_mark_locked(a, *c);
+    return;
+  }
   const unsigned step = ++a->step;
   auto self = shared_from_this();
   c->remove(a->node_path, -1,
@@ -61,12 +68,16 @@ void MutexCore::delete_node_locked(const AttemptPtr& a) {
 void MutexCore::on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r) {
   std::lock_guard lock(mutex_);
   if (a->step != step || a->phase != Attempt::Phase::kCleaning) return;
-  if (r.rc == Errc::ok || r.rc == Errc::no_node) {
+  deleted_locked(a, r.rc);
+}
+
+void MutexCore::deleted_locked(const AttemptPtr& a, Errc rc) {
+  if (rc == Errc::ok || rc == Errc::no_node) {
     finish_cleanup_locked(a);
     return;
   }
   auto self = shared_from_this();
-  if (step_failed_locked(a, r.rc, [self, a] { self->delete_node_locked(a); })) return;
+  if (step_failed_locked(a, rc, [self, a] { self->delete_node_locked(a); })) return;
   // Refused for good (not authorized, ...): the node stays until the session ends. Say so, and do
   // not let our own next attempt queue behind it.
   if (a->generation == session_->generation()) {
@@ -78,7 +89,7 @@ void MutexCore::on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r) {
   }
   if (options_.on_release_error) {
     post_callback_locked([callback = options_.on_release_error, node = a->node_path,
-                          ec = make_error_code(r.rc)] { callback(node, ec); });
+                          ec = make_error_code(rc)] { callback(node, ec); });
   }
   finish_cleanup_locked(a);
 }

@@ -184,6 +184,8 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType type);
   void on_self_event(const AttemptPtr& a, WatchEventType type);
   void on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r);
+  /// The delete of our node answered `rc`: done, retried, or refused for good.
+  void deleted_locked(const AttemptPtr& a, Errc rc);
   void on_held_node_missing(const AttemptPtr& a);
 
   LockState state_locked() const;
@@ -198,6 +200,25 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   LockState attempt_state_locked(const AttemptPtr& a) const;
   bool wait_lost_until(const std::function<LockState()>& state,
                        std::optional<SteadyClock::time_point> deadline) const;
+
+  // The lock-delay (lock_delay.cpp), with mutex_ held. Off for a SharedMutex.
+  bool lock_delay_on() const noexcept { return !read_write_ && options_.lock_delay.count() > 0; }
+  /// A new place in line: forgets what the last one saw, and pipelines (before the create of
+  /// `step`) the read that tells whether the lock path changed since the last clean release.
+  void prepare_lock_delay_locked(const AttemptPtr& a, ClientConnection& c, unsigned step);
+  /// Pipelines (before the listing of `step`) the read of the release mark.
+  void read_mark_with_listing_locked(const AttemptPtr& a, ClientConnection& c, unsigned step);
+  /// The attempt waits behind `node_name` now.
+  void waiting_behind_locked(const AttemptPtr& a, const std::string& node_name);
+  /// Behind the head: a data watch on the lock path tells of the head's release mark.
+  void watch_mark_locked(const AttemptPtr& a, ClientConnection& c, unsigned step);
+  void drop_mark_watch_locked(const AttemptPtr& a);
+  /// At the head of the line: true if a delay is due, or being decided (acquired_locked() is
+  /// called again once it is served); false to hand the lock out now.
+  bool held_back_by_lock_delay_locked(const AttemptPtr& a);
+  void wait_out_lock_delay_locked(const AttemptPtr& a);
+  /// A release: the mark and the delete of our node in one multi.
+  void delete_with_mark_locked(const AttemptPtr& a, ClientConnection& c);
 
   // The figures (mutex_figures.cpp), with mutex_ held.
   LockMeter* meter_of(ContenderKind kind) const noexcept;

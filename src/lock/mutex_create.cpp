@@ -34,6 +34,7 @@ void MutexCore::start_create_locked(const AttemptPtr& a) {
   a->self_watch_epoch = 0;
   a->self_deleted = false;
   const unsigned step = a->step;
+  if (lock_delay_on()) prepare_lock_delay_locked(a, *c, step);
   auto self = shared_from_this();
   // Curator's protected name, so Curator contenders queue with us on one path.
   c->create(path_ + "/" + lock_node_prefix(a->uuid, a->kind), node_data_,

@@ -47,6 +47,7 @@ void MutexCore::list_locked(const AttemptPtr& a) {
   }
   a->phase = Attempt::Phase::kListing;
   const unsigned step = ++a->step;
+  read_mark_with_listing_locked(a, *c, step);  // with a lock-delay, after a wait behind someone
   auto self = shared_from_this();
   c->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
 }
@@ -63,6 +64,10 @@ void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
     if (step_failed_locked(a, r.rc, [self, a] { self->list_locked(a); })) return;
     fail_locked(a, r.rc);
     return;
+  }
+  if (a->delay) {  // lock_delay.cpp: whether a node came and went since the read before our create
+    a->delay->listed_cversion = r.stat.cversion;
+    a->delay->listed_children = r.children.size();
   }
   // Every child parsed once; the checks, the order and the evaluation use what was parsed.
   std::vector<ListedContender> queue = parse_listing(std::move(r.children));
@@ -179,6 +184,7 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<ListedContender
   }
   a->mark(Attempt::kContended);
   a->pred_path = path_ + "/" + queue[ahead - 1].name;
+  waiting_behind_locked(a, queue[ahead - 1].name);
   // When a first-in-line node we wait behind goes, nothing excluding us is ahead any more.
   a->pred_was_first = ahead == 1;
   watch_locked(a);
@@ -193,6 +199,8 @@ void MutexCore::watch_locked(const AttemptPtr& a) {
   a->phase = Attempt::Phase::kWatching;
   const unsigned step = ++a->step;
   a->pred_gone = false;
+  // Set before the predecessor's watch, so that its release mark cannot slip between the two.
+  if (a->pred_was_first) watch_mark_locked(a, *c, step);
   auto self = shared_from_this();
   // getData, not exists: on a node already gone it leaves no watch behind, and it sets the watch
   // in the same call as the check (no window where a delete goes unseen).
@@ -332,6 +340,7 @@ void MutexCore::on_self_event(const AttemptPtr& a, WatchEventType type) {
       return;
     case Attempt::Phase::kListing:
     case Attempt::Phase::kWatching:
+    case Attempt::Phase::kDelaying:
       vanished_locked(a);
       return;
     default:
@@ -378,6 +387,7 @@ void MutexCore::acquired_locked(const AttemptPtr& a) {
     vanished_locked(a);  // never hand out a lock that is already lost
     return;
   }
+  if (held_back_by_lock_delay_locked(a)) return;
   a->phase = Attempt::Phase::kHeld;
   a->result = Attempt::Result::kAcquired;
   begin_hold_locked(a);
@@ -412,6 +422,7 @@ void MutexCore::vanished_locked(const AttemptPtr& a) {
     c->remove_watch(a->pred_watch_path, a->pred_watch, [](OpResult&&) {});
   }
   a->pred_watch = 0;
+  drop_mark_watch_locked(a);
   if (session_->state_of(a->generation) == SessionState::kLost) {
     // The session is over (by the clock, or ended): start again once the next one is open.
     a->phase = Attempt::Phase::kAwaitGeneration;

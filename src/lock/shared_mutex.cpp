@@ -16,6 +16,11 @@ ContenderKind kind_of(bool shared) { return shared ? ContenderKind::kRead : Cont
 
 SharedMutex::SharedMutex(Session& session, std::string path, MutexOptions options) {
   detail::validate_lock_path(path);
+  if (options.lock_delay.count() != 0) {
+    throw InvalidArgumentError(
+        "zklock::SharedMutex(\"" + path +
+        "\"): lock_delay is a Mutex option (readers release without a mark)");
+  }
   core_ = std::make_shared<detail::MutexCore>(detail::SessionAccess::core(session), std::move(path),
                                               std::move(options), /*read_write=*/true);
   core_->attach();

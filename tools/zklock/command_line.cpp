@@ -204,7 +204,7 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
       ->group(output);
 }
 
-// Adds --timeout, --description, --shared, --write and --metrics-listen to `command`.
+// Adds --timeout, --description, --shared, --write, --lock-delay and --metrics-listen to `command`.
 void add_lock_options(CLI::App& command, LockOptions& options) {
   const std::string group = "Lock";
   command
@@ -229,13 +229,29 @@ void add_lock_options(CLI::App& command, LockOptions& options) {
                          "take the read side of a read/write lock (zklock SharedMutex, Curator "
                          "InterProcessReadWriteLock): readers hold it together, writers wait")
                      ->group(group);
+  auto* write = command
+                    .add_flag_callback(
+                        "--write", [&options] { options.mode = LockMode::kWrite; },
+                        "take the write side of a read/write lock: alone, after the readers and "
+                        "writers queued before it. Without --shared or --write: the exclusive "
+                        "lock (Mutex), which refuses a path that holds a read/write lock (exit 64)")
+                    ->excludes(shared)
+                    ->group(group);
   command
-      .add_flag_callback(
-          "--write", [&options] { options.mode = LockMode::kWrite; },
-          "take the write side of a read/write lock: alone, after the readers and writers "
-          "queued before it. Without --shared or --write: the exclusive lock (Mutex), which "
-          "refuses a path that holds a read/write lock (exit 64)")
+      .add_option_function<std::string>(
+          "--lock-delay",
+          [&options](const std::string& text) {
+            options.lock_delay = std::get<std::chrono::milliseconds>(parse_duration(text));
+          },
+          "when the holder before us ended without releasing (killed, frozen past its session, "
+          "its node deleted), wait this long before taking the lock, for resources that cannot "
+          "check a fencing token. A clean release hands on at once (zklock's releases carry a "
+          "mark; Curator's and kazoo's do not: after them the delay is waited). Exclusive lock "
+          "only")
+      ->check(duration_validator(false))
+      ->type_name("DURATION")
       ->excludes(shared)
+      ->excludes(write)
       ->group(group);
   command
       .add_option("--metrics-listen", options.metrics_listen,

@@ -18,6 +18,7 @@ MutexOptions cli_mutex_options(const std::string& path, const LockOptions& lock,
                                const Console& console, Wakeup& state_changed) {
   MutexOptions options;
   options.description = lock.description;
+  options.lock_delay = lock.lock_delay;
   options.on_state_change = [&state_changed](LockState, const Acquisition&) {
     state_changed.notify();
   };

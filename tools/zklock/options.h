@@ -41,6 +41,7 @@ struct LockOptions {
   std::optional<std::chrono::milliseconds> timeout;  // none: wait as long as it takes
   std::string description;
   LockMode mode = LockMode::kExclusive;
+  std::chrono::milliseconds lock_delay{0};  // --lock-delay (MutexOptions::lock_delay)
   std::string metrics_listen;  // --metrics-listen HOST:PORT (metrics_listener.h); empty: none
 };
 
