@@ -56,23 +56,28 @@ class CliLockDelay : public CliTest {
   }
   pid_t pid_in(const std::string& name) const { return std::stoi(read_file(dir_.file(name))); }
 
-  // The waiter: runs its command (which records "b-acquired") once it holds the lock.
-  Cli start_waiter() {
-    return Cli(dir_,
+  // The waiter, started once `holder` runs its command, returned once it is queued behind it; it
+  // runs its command (which records "b-acquired") once it holds the lock. A test failure if
+  // either does not happen.
+  Cli start_waiter(const ChildProcess& holder) {
+    EXPECT_TRUE(wait_until([&] { return read_file(events()) == "a-started\n"; }, kEventTimeout))
+        << tail_file(holder.log_path());
+    Cli waiter(dir_,
                cli_args("exec", server_.connect,
                         {"--lock-delay", kDelayArg, path_, "--", "sh", "-c",
                          "echo b-acquired >> \"$EVENTS\""}),
                {"EVENTS=" + events()});
+    if (!wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout)) {
+      ADD_FAILURE() << "the waiter did not queue: " << waiter.output();
+    }
+    return waiter;
   }
 };
 
 TEST_F(CliLockDelay, AKilledHoldersWaiterRunsOnlyAfterTheDelay) {
   ChildProcess holder = start_holder();
-  ASSERT_TRUE(wait_until([&] { return read_file(events()) == "a-started\n"; }, kEventTimeout))
-      << tail_file(holder.log_path());
-  Cli waiter = start_waiter();
-  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout))
-      << waiter.output();
+  Cli waiter = start_waiter(holder);
+  ASSERT_FALSE(HasFailure());
 
   const auto killed = Clock::now();
   ASSERT_EQ(::kill(pid_in("zklock.pid"), SIGKILL), 0);
@@ -86,11 +91,8 @@ TEST_F(CliLockDelay, AKilledHoldersWaiterRunsOnlyAfterTheDelay) {
 
 TEST_F(CliLockDelay, AFrozenHolderThawedAfterItsSessionExpiredStopsBeforeTheWaiterRuns) {
   ChildProcess holder = start_holder();
-  ASSERT_TRUE(wait_until([&] { return read_file(events()) == "a-started\n"; }, kEventTimeout))
-      << tail_file(holder.log_path());
-  Cli waiter = start_waiter();
-  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout))
-      << waiter.output();
+  Cli waiter = start_waiter(holder);
+  ASSERT_FALSE(HasFailure());
 
   const auto frozen = Clock::now();
   ASSERT_EQ(::kill(pid_in("zklock.pid"), SIGSTOP), 0);

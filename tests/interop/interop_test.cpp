@@ -26,6 +26,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "contenders.h"
@@ -45,6 +46,7 @@ class InteropTest : public InteropFixture {
  protected:
   // The tests run once per peer library; each skips - or fails - without it (ZKLOCK_REQUIRE_PEER).
   void run_mixed_exclusion(Lib peer_lib);
+  void run_lock_delay_beside(Lib peer_lib);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -86,6 +88,43 @@ void InteropTest::run_mixed_exclusion(Lib peer_lib) {
 TEST_F(InteropTest, CuratorAndZklockExcludeEachOther) { run_mixed_exclusion(Lib::kCurator); }
 
 TEST_F(InteropTest, KazooAndZklockExcludeEachOther) { run_mixed_exclusion(Lib::kKazoo); }
+
+// ---------------------------------------------------------------------------------------------
+// Lock-delay beside a peer (docs/recipe.md, "Lock-delay"): a zklock release marks the lock path,
+// which the peer ignores - a peer waiter takes over at once; a peer's release carries no mark, so
+// a zklock waiter with a lock-delay cannot tell it from an unclean end and waits the delay (the
+// safe side) - past a deadline far shorter than the delay, which it then reports as a timeout.
+void InteropTest::run_lock_delay_beside(Lib peer_lib) {
+  ZKLOCK_REQUIRE_PEER(peer_check(peer_lib));
+  MutexOptions with_delay;
+  with_delay.lock_delay = std::chrono::minutes(2);
+  Session s(options_for(server_.connect));
+  Mutex zm(s, path_, with_delay);
+
+  ASSERT_TRUE(zm.try_lock_for(std::chrono::seconds(30)));  // a new path: nothing to wait for
+  const auto waiter = start_holder(peer_lib, "peer");
+  ASSERT_TRUE(wait_queued(zm, 2, waiter.get())) << waiter->describe();
+  zm.unlock();
+  ASSERT_TRUE(wait_entered(1, *waiter)) << waiter->describe();  // no delay for the peer
+  const auto mark = observer_.get(path_);
+  ASSERT_TRUE(mark.has_value());
+  EXPECT_EQ(mark->data.rfind("zklock-released ", 0), 0u) << mark->data;
+
+  // The peer holds; zklock queues behind it; the peer releases.
+  ASSERT_TRUE(wait_queued(zm, 1, nullptr));
+  bool acquired = true;
+  std::thread zklock_waiter([&] { acquired = zm.try_lock_for(std::chrono::seconds(8)); });
+  ASSERT_TRUE(wait_queued(zm, 2, waiter.get())) << waiter->describe();
+  release("peer");
+  expect_exit(*waiter, 0);
+  zklock_waiter.join();
+  EXPECT_FALSE(acquired) << "a " << lib_name(peer_lib) << " release was taken for a marked one";
+  expect_lock_path_clean(observer_, server_.port, path_);
+}
+
+TEST_F(InteropTest, LockDelayBesideCurator) { run_lock_delay_beside(Lib::kCurator); }
+
+TEST_F(InteropTest, LockDelayBesideKazoo) { run_lock_delay_beside(Lib::kKazoo); }
 
 // ---------------------------------------------------------------------------------------------
 // FIFO across the three libraries. A zklock Mutex holds the lock; contenders of each library
