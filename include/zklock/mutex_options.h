@@ -42,6 +42,17 @@ struct MutexOptions {
   /// InvalidArgumentError, as does a negative delay.
   std::chrono::milliseconds lock_delay{0};
 
+  /// Revocation (Apache Curator's convention): another client asks the holder to let go by setting
+  /// its lock node's data to "__REVOKE__" (zklock::request_revocation(), `zklock revoke`, Curator's
+  /// Revoker.attemptRevoke). With this set, the holder is revocable - its node data says
+  /// "revocable":true, for `zklock revoke` to read - and each request is reported here (event
+  /// thread) with the acquisition asked for: the application decides whether to unlock(). A
+  /// request that reaches a contender still waiting is reported when it acquires. Unset: the node
+  /// data says "revocable":false and requests are ignored. Cost: none for a contender that waited
+  /// (the watch on its own node is there already); one read with a watch after an acquisition
+  /// that was first at once, which otherwise has no watch on its node.
+  std::function<void(const Acquisition& acquisition)> on_revocation_requested;
+
   /// Called when a held lock changes state (Held -> Suspended -> Held | Lost), on the Session's
   /// event thread, after state() already reports the new state. Must not block for long. Not
   /// called for an acquisition the application already released (it saw state() == Lost first

@@ -12,6 +12,7 @@
 #include "zklock/lock_set.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex.h"
+#include "zklock/revocation.h"
 #include "zklock/semaphore.h"
 #include "zklock/session.h"
 #include "zklock/shared_mutex.h"

@@ -41,11 +41,11 @@ std::string json_escape(const std::string& text) {
   return out;
 }
 
-std::string holder_identity(const std::string& description) {
+std::string holder_identity(const std::string& description, bool revocable) {
   std::array<char, 256> host{};
   if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
   std::string json = R"({"lib":"zklock","host":")" + json_escape(host.data()) + R"(","pid":)" +
-                     std::to_string(getpid());
+                     std::to_string(getpid()) + R"(,"revocable":)" + (revocable ? "true" : "false");
   if (!description.empty()) json += R"(,"description":")" + json_escape(description) + "\"";
   json += "}";
   return json;

@@ -131,10 +131,9 @@ bool MutexCore::held_back_by_lock_delay_locked(const AttemptPtr& a) {
   if (d.waited_behind.empty()) {
     const auto changes = static_cast<std::int64_t>(d.listed_cversion) - d.cversion_before_create;
     clean = d.quiet_before_create && changes == static_cast<std::int64_t>(d.listed_children);
-  } else if (d.mark_step == a->step && d.mark == release_mark(d.waited_behind)) {
-    clean = true;
-  } else if (d.mark_changed && c && d.mark_watch_epoch == c->epoch()) {
-    clean = true;
+  } else if ((d.mark_step == a->step && d.mark == release_mark(d.waited_behind)) ||
+             (d.mark_changed && c && d.mark_watch_epoch == c->epoch())) {
+    clean = true;  // the mark read with our listing names it, or its watch fired before its end
   } else if (c) {
     // The fast path without the watch's word (set after the mark, or on an older connection):
     // read the mark - a round trip, only here.

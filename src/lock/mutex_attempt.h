@@ -61,6 +61,7 @@ struct MutexCore::Attempt {
   bool awaiting_self_read = false;
   bool self_deleted = false;
   bool retry_pending = false;
+  bool revocation_pending = false;  // asked to let go before it held (revocation.cpp)
   // The figures' marks (mutex_figures.cpp) in one byte, which fits beside the flags above (a
   // held lock costs no more for them): it waited behind someone; its queue length is counted; a
   // hold began whose end is not counted yet (timed from its Acquisition's acquired_at).

@@ -17,7 +17,8 @@ MutexCore::MutexCore(std::shared_ptr<SessionCore> session, std::string path, Mut
       path_(std::move(path)),
       options_(std::move(options)),
       read_write_(read_write),
-      node_data_(holder_identity(options_.description)),
+      node_data_(holder_identity(options_.description,
+                                 static_cast<bool>(options_.on_revocation_requested))),
       exclusive_meter_(recorded && !read_write ? session_->lock_meter(Recipe::kMutex, path_)
                                                : nullptr),
       read_meter_(recorded && read_write ? session_->lock_meter(Recipe::kSharedRead, path_)

@@ -184,6 +184,12 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType type);
   void on_self_event(const AttemptPtr& a, WatchEventType type);
   void on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r);
+  /// A read of our own node answered `data` (revocation.cpp): a revocation request is reported
+  /// if the application asked for them (at once while held, else once acquired).
+  void own_data_read_locked(const AttemptPtr& a, const std::string& data);
+  /// Acquired: a request that came while waiting is reported; a holder first at once watches its
+  /// node for the next. Returns: true if that watch was set (no heartbeat probe needed).
+  bool watch_for_revocation_locked(const AttemptPtr& a);
   /// The delete of our node answered `rc`: done, retried, or refused for good.
   void deleted_locked(const AttemptPtr& a, Errc rc);
   void on_held_node_missing(const AttemptPtr& a);

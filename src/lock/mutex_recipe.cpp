@@ -288,6 +288,7 @@ void MutexCore::on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t e
   std::lock_guard lock(mutex_);
   if (r.rc == Errc::ok) {
     a->self_watch_epoch = epoch;
+    own_data_read_locked(a, r.value);
   } else {
     a->self_watch = 0;
   }
@@ -359,6 +360,7 @@ void MutexCore::rearm_self_watch_locked(const AttemptPtr& a) {
         std::lock_guard lock(self->mutex_);
         if (r.rc == Errc::ok) {
           a->self_watch_epoch = epoch;
+          self->own_data_read_locked(a, r.value);
           return;
         }
         a->self_watch = 0;
@@ -392,9 +394,10 @@ void MutexCore::acquired_locked(const AttemptPtr& a) {
   a->result = Attempt::Result::kAcquired;
   begin_hold_locked(a);
   if (a->async) settle_async_locked(a, Errc::ok);
-  if (a->self_watch == 0) {
-    // No watch on our own node (we were first at once): the session's heartbeats read it instead,
-    // so a node deleted under us (an operator) still turns the lock Lost - at no cost per acquire.
+  if (!watch_for_revocation_locked(a)) {
+    // No watch on our own node (we were first at once, not revocable): the session's heartbeats
+    // read it instead, so a node deleted under us (an operator) still turns the lock Lost - at no
+    // cost per acquire.
     std::weak_ptr<MutexCore> weak = shared_from_this();
     a->probe = session_->add_probe(a->node_path, [weak, a] {
       if (auto self = weak.lock()) self->on_held_node_missing(a);

@@ -28,7 +28,7 @@ SemaphoreCore::SemaphoreCore(std::shared_ptr<SessionCore> session, std::string p
       leases_path_(path_ + "/leases"),
       max_leases_(max_leases),
       options_(std::move(options)),
-      node_data_(holder_identity(options_.description)),
+      node_data_(holder_identity(options_.description, /*revocable=*/false)),
       lock_(std::make_shared<MutexCore>(session_, path_ + "/locks", internal_lock_options(options_),
                                         /*read_write=*/false, /*recorded=*/false)),
       meter_(session_->lock_meter(Recipe::kSemaphore, path_)) {}

@@ -1,0 +1,178 @@
+// Revocation (zklock/revocation.h, MutexOptions::on_revocation_requested) against a real server:
+// a request reaches a holder first at once and one that waited, a request made while a contender
+// waits is reported when it acquires, nothing is released by the request itself, a holder that
+// does not listen says so in its node data, and with credentials nobody else may ask.
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "test_env.h"
+#include "waiter.h"
+#include "zklock/zklock.h"
+
+namespace zklock::testing {
+namespace {
+
+// The requests a holder heard of, in order (node paths), filled on the event thread.
+class Requests {
+ public:
+  MutexOptions options() {
+    MutexOptions o;
+    o.on_revocation_requested = [this](const Acquisition& acquisition) {
+      std::lock_guard lock(mutex_);
+      nodes_.push_back(acquisition.node_path);
+    };
+    return o;
+  }
+  std::vector<std::string> nodes() const {
+    std::lock_guard lock(mutex_);
+    return nodes_;
+  }
+  bool wait_count(std::size_t n) const {
+    return wait_until([&] { return nodes().size() >= n; }, 10s);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> nodes_;
+};
+
+class MutexRevocation : public ::testing::Test {
+ protected:
+  MutexRevocation() : server_(shared_server()), path_(unique_path("revoke")) {}
+  SessionOptions opts() const { return options_for(server_.connect); }
+  // Waits until `count` contenders are queued on the path, as `s` lists them.
+  bool queued(Session& s, std::size_t count) const {
+    return wait_until([&] { return lock_children(s, path_).size() == count; }, 10s);
+  }
+
+  const ServerRef server_;
+  const std::string path_;
+};
+
+TEST_F(MutexRevocation, AHolderFirstAtOnceHearsTheRequestAndKeepsTheLock) {
+  Session holder_session(opts()), asker(opts());
+  Requests requests;
+  Mutex holder(holder_session, path_, requests.options());
+  ASSERT_TRUE(holder.try_lock_for(30s));
+  const std::string node = holder.acquisition()->node_path;
+  EXPECT_NE(asker.get(node)->data.find("\"revocable\":true"), std::string::npos)
+      << asker.get(node)->data;
+
+  EXPECT_TRUE(request_revocation(asker, node));
+  ASSERT_TRUE(requests.wait_count(1));
+  EXPECT_EQ(requests.nodes(), std::vector<std::string>{node});
+  // The holder decides: the request released nothing.
+  EXPECT_EQ(holder.state(), LockState::kHeld);
+  EXPECT_EQ(lock_children(asker, path_).size(), 1u);
+  // Each request is heard: a second one too.
+  EXPECT_TRUE(request_revocation(asker, node));
+  EXPECT_TRUE(requests.wait_count(2));
+  holder.unlock();
+  ASSERT_TRUE(queued(asker, 0));
+  EXPECT_FALSE(request_revocation(asker, node)) << "the node is gone: nobody to ask";
+}
+
+TEST_F(MutexRevocation, AHolderThatWaitedHearsItAndTheNextTakesOverWhenItLetsGo) {
+  Session a(opts()), b(opts()), asker(opts());
+  Requests first_requests, second_requests;
+  Mutex first(a, path_, first_requests.options());
+  Mutex second(b, path_, second_requests.options());
+  ASSERT_TRUE(first.try_lock_for(30s));
+  Waiter waiter(second);
+  ASSERT_TRUE(queued(asker, 2));
+  first.unlock();
+  waiter.join();
+  ASSERT_TRUE(waiter.acquired()) << waiter.error();
+
+  // The application lets go when asked: the revoked holder unlocks on its own thread.
+  Session c(opts());
+  Mutex third(c, path_);
+  Waiter third_waits(third);
+  ASSERT_TRUE(queued(asker, 2));
+  EXPECT_TRUE(request_revocation(asker, second.acquisition()->node_path));
+  ASSERT_TRUE(second_requests.wait_count(1));
+  EXPECT_TRUE(first_requests.nodes().empty()) << "a request reached a holder that had gone";
+  second.unlock();
+  third_waits.join();
+  EXPECT_TRUE(third_waits.acquired()) << third_waits.error();
+  third.unlock();
+}
+
+TEST_F(MutexRevocation, ARequestMadeWhileWaitingIsHeardOnceAcquired) {
+  Session a(opts()), b(opts()), asker(opts());
+  Requests requests;
+  Mutex holder(a, path_);
+  Mutex next(b, path_, requests.options());
+  ASSERT_TRUE(holder.try_lock_for(30s));
+  Waiter waiter(next);
+  ASSERT_TRUE(queued(asker, 2));
+  const std::string holder_node = holder.acquisition()->node_path;
+  std::string waiting_node;
+  for (const auto& name : lock_children(asker, path_)) {
+    if (path_ + "/" + name != holder_node) waiting_node = name;
+  }
+  EXPECT_TRUE(request_revocation(asker, path_ + "/" + waiting_node));
+  holder.unlock();
+  waiter.join();
+  ASSERT_TRUE(waiter.acquired()) << waiter.error();
+  ASSERT_TRUE(requests.wait_count(1));
+  EXPECT_EQ(requests.nodes(), std::vector<std::string>{path_ + "/" + waiting_node});
+  next.unlock();
+}
+
+TEST_F(MutexRevocation, AHolderThatDoesNotListenSaysSoAndKeepsTheLock) {
+  Session holder_session(opts()), asker(opts());
+  Mutex holder(holder_session, path_);
+  ASSERT_TRUE(holder.try_lock_for(30s));
+  const std::string node = holder.acquisition()->node_path;
+  EXPECT_NE(asker.get(node)->data.find("\"revocable\":false"), std::string::npos)
+      << asker.get(node)->data;
+  EXPECT_TRUE(request_revocation(asker, node));  // written; nobody listens
+  EXPECT_EQ(asker.get(node)->data, kRevokeMessage);
+  EXPECT_EQ(holder.state(), LockState::kHeld);
+  holder.unlock();
+}
+
+TEST_F(MutexRevocation, BothSidesOfASharedMutexHearIt) {
+  Session both(opts()), asker(opts());  // one session may hold either side in turn
+  Requests reader_requests, writer_requests;
+  SharedMutex reader(both, path_, reader_requests.options());
+  SharedMutex writer(both, path_, writer_requests.options());
+  ASSERT_TRUE(reader.try_lock_shared_for(30s));
+  EXPECT_TRUE(request_revocation(asker, reader.acquisition()->node_path));
+  ASSERT_TRUE(reader_requests.wait_count(1));
+  reader.unlock_shared();
+  ASSERT_TRUE(writer.try_lock_for(30s));
+  EXPECT_TRUE(request_revocation(asker, writer.acquisition()->node_path));
+  ASSERT_TRUE(writer_requests.wait_count(1));
+  writer.unlock();
+}
+
+TEST_F(MutexRevocation, WithCredentialsNobodyElseMayAsk) {
+  const std::string base = unique_path("revoke-acl");
+  {
+    Session admin(opts());
+    admin.create(base, {}, CreateMode::kPersistent, true);  // open, like the shared ancestors
+  }
+  SessionOptions owner_options = opts();
+  owner_options.credentials = DigestCredentials{"app", "secret"};
+  Session owner(owner_options), colleague(owner_options), intruder(opts());
+  Requests requests;
+  Mutex holder(owner, base + "/job", requests.options());
+  ASSERT_TRUE(holder.try_lock_for(30s));
+  const std::string node = holder.acquisition()->node_path;
+  EXPECT_THROW(request_revocation(intruder, node), NotAuthorizedError);
+  EXPECT_NE(intruder.get(node)->data.find("\"revocable\":true"), std::string::npos)
+      << "the intruder's request was written";
+  // Another session with the owner's identity may ask.
+  EXPECT_TRUE(request_revocation(colleague, node));
+  ASSERT_TRUE(requests.wait_count(1));
+  EXPECT_EQ(requests.nodes().size(), 1u);
+  holder.unlock();
+}
+
+}  // namespace
+}  // namespace zklock::testing
