@@ -13,7 +13,8 @@ CliLock::CliLock(const std::string& path, const CommonOptions& common, const Loc
       console_(console),
       // The lock path's figures apart: --metrics-listen shows them as path="LOCK_PATH".
       session_(open_session(common, console, {path})) {
-  MutexOptions options = cli_mutex_options(path, lock, console, state_changed_);
+  MutexOptions options =
+      cli_mutex_options(path, lock, console, state_changed_, revocation_requested_);
   if (lock.mode == LockMode::kExclusive) {
     handle_.emplace(mutex_.emplace(*session_, path, std::move(options)));
   } else {

@@ -3,6 +3,7 @@
 // nothing of ours on the server when zklock exits.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,12 +43,15 @@ class CliLock {
   const Session& session() const { return *session_; }
   /// Notified on every change of the held lock's state: poll it next to the signalfd.
   Wakeup& state_changed() { return state_changed_; }
+  /// With --revocable: someone asked us to let go (state_changed() was notified).
+  const std::atomic<bool>& revocation_requested() const { return revocation_requested_; }
 
  private:
   const std::string path_;
   const LockOptions& lock_;
   const Console& console_;
   Wakeup state_changed_;  // before the Session: its event thread may still notify until closed
+  std::atomic<bool> revocation_requested_{false};  // the same
   std::unique_ptr<Session> session_;
   std::optional<Mutex> mutex_;
   std::optional<SharedMutex> shared_mutex_;

@@ -36,7 +36,8 @@ constexpr const char* kMainExamples =
     "  zklock exec /locks/nightly-backup -- /usr/local/bin/backup --full\n"
     "  zklock exec --timeout 10s /locks/deploy -- sh -c 'make deploy && make smoke-test'\n"
     "  zklock hold --description \"db maintenance\" /locks/db\n"
-    "  zklock status --json /locks/deploy\n";
+    "  zklock status --json /locks/deploy\n"
+    "  zklock revoke /locks/reindex\n";
 
 // Everything after the first "--" is the command of `zklock exec`, verbatim: CLI11 never sees it
 // (it would swallow a second "--" the command itself needs, as in `git log -- file`).
@@ -128,6 +129,23 @@ constexpr const char* kStatusFooter =
     "A missing path (\"path does not exist\") or a failed read is shown, and the watch goes on.\n"
     "\n";
 
+constexpr const char* kRevokeFooter =
+    "Asks the holder of the lock to let go: writes \"__REVOKE__\" into its lock node (Apache\n"
+    "Curator's Revoker does the same, so requests cross between zklock and Curator). The holder\n"
+    "decides: `zklock exec --revocable` stops its command and releases, `zklock hold --revocable`\n"
+    "releases, a program using the library hears of it (MutexOptions::on_revocation_requested).\n"
+    "A zklock holder started without --revocable says so in its node, and is not asked (exit 77).\n"
+    "The holders are the first contender, or every reader with only readers ahead of it; --node\n"
+    "names one contender instead (a waiter asked is told once it acquires). With credentials,\n"
+    "only the holder's own identity may write its node (exit 77 for anyone else).\n"
+    "\n";
+
+constexpr const char* kRevokeExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock revoke /locks/nightly-backup\n"
+    "  zklock revoke --node _c_...-lock-0000000042 /locks/deploy\n";
+
 constexpr const char* kStatusExamples =
     "\n"
     "Examples:\n"
@@ -204,7 +222,8 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
       ->group(output);
 }
 
-// Adds --timeout, --description, --shared, --write, --lock-delay and --metrics-listen to `command`.
+// Adds --timeout, --description, --shared, --write, --lock-delay, --revocable and --metrics-listen
+// to `command`.
 void add_lock_options(CLI::App& command, LockOptions& options) {
   const std::string group = "Lock";
   command
@@ -252,6 +271,13 @@ void add_lock_options(CLI::App& command, LockOptions& options) {
       ->type_name("DURATION")
       ->excludes(shared)
       ->excludes(write)
+      ->group(group);
+  command
+      .add_flag("--revocable", options.revocable,
+                "let others ask us to let go (`zklock revoke`, Curator's Revoker): on a request, "
+                "exec stops the command (SIGTERM, then SIGKILL after --grace) and releases, "
+                "passing its exit code through; hold releases and exits 0. Without it the lock "
+                "node says it is not revocable and `zklock revoke` refuses")
       ->group(group);
   command
       .add_option("--metrics-listen", options.metrics_listen,
@@ -356,6 +382,18 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& status, CommonOptions
   return command;
 }
 
+CLI::App* add_revoke_command(CLI::App& app, RevokeOptions& revoke, CommonOptions& common) {
+  auto* command =
+      add_lock_path_command(app, {"revoke", "Ask the holder of the lock to let go", kRevokeFooter,
+                                  kRevokeExamples, &revoke.path, &common});
+  command
+      ->add_option("--node", revoke.node,
+                   "ask this contender (its node's name under LOCK_PATH) instead of the holders")
+      ->type_name("NAME")
+      ->group("Revoke");
+  return command;
+}
+
 ParseOutcome usage_error(std::ostream& err, const std::string& message) {
   err << "zklock: " << message << "\nRun with --help for more information.\n";
   return {std::nullopt, exit_code::kUsage};
@@ -398,18 +436,19 @@ ParseOutcome parse_command_line(int argc, const char* const argv[],
   CLI::App* exec_command = add_exec_command(app, line.exec, line.common, line.lock);
   CLI::App* hold_command = add_hold_command(app, line.hold, line.common, line.lock);
   CLI::App* status_command = add_status_command(app, line.status, line.common);
+  CLI::App* revoke_command = add_revoke_command(app, line.revoke, line.common);
 
   // zklock itself takes no option with a value: a first word that is not an option names the
   // command. (CLI11 would only say "A subcommand is required" for a misspelt one.)
   const auto is_command = [&](const char* word) {
-    for (const CLI::App* command : {exec_command, hold_command, status_command}) {
+    for (const CLI::App* command : {exec_command, hold_command, status_command, revoke_command}) {
       if (command->check_name(word)) return true;
     }
     return false;
   };
   if (arguments.argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    return usage_error(
-        err, std::string("unknown command '") + argv[1] + "': expected exec, hold or status");
+    return usage_error(err, std::string("unknown command '") + argv[1] +
+                                "': expected exec, hold, status or revoke");
   }
   try {
     app.parse(arguments.argc, argv);
@@ -436,6 +475,9 @@ ParseOutcome parse_command_line(int argc, const char* const argv[],
   } else if (hold_command->parsed()) {
     line.command = CommandLine::Command::kHold;
     command = hold_command;
+  } else if (revoke_command->parsed()) {
+    line.command = CommandLine::Command::kRevoke;
+    command = revoke_command;
   } else {
     line.command = CommandLine::Command::kStatus;
     command = status_command;

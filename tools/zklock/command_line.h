@@ -9,18 +9,20 @@
 #include "exec_command.h"
 #include "hold_command.h"
 #include "options.h"
+#include "revoke_command.h"
 #include "status_command.h"
 
 namespace zklock::cli {
 
 struct CommandLine {
-  enum class Command { kExec, kHold, kStatus };
+  enum class Command { kExec, kHold, kStatus, kRevoke };
   Command command = Command::kStatus;
   CommonOptions common;
   LockOptions lock;  // exec and hold
   ExecOptions exec;
   HoldOptions hold;
   StatusOptions status;
+  RevokeOptions revoke;
 };
 
 /// A command line to run, or what to exit with instead.

@@ -50,6 +50,9 @@ Identity identity_of(const std::string& data) {
   if (auto it = parsed.find("host"); it != parsed.end() && it->is_string()) identity.host = *it;
   if (auto it = parsed.find("pid"); it != parsed.end() && it->is_number_integer())
     identity.pid = *it;
+  if (auto it = parsed.find("revocable"); it != parsed.end() && it->is_boolean()) {
+    identity.revocable = *it;
+  }
   if (auto it = parsed.find("description"); it != parsed.end() && it->is_string()) {
     identity.description = *it;
   }

@@ -21,11 +21,13 @@ const char* naming_name(NodeNaming naming);
 /// rule of zklock's SharedMutex and Curator's read lock). One entry per contender, in order.
 std::vector<bool> holders(const std::vector<Contender>& contenders);
 
-/// What zklock writes into its nodes: {"lib":"zklock","host":...,"pid":...,"description":...}.
+/// What zklock writes into its nodes:
+/// {"lib":"zklock","host":...,"pid":...,"revocable":...,"description":...}.
 /// Each field is null when it is missing or of the wrong type.
 struct Identity {
   nlohmann::json host = nullptr;         // a string
   nlohmann::json pid = nullptr;          // an integer
+  nlohmann::json revocable = nullptr;    // a boolean (zklock 0.x before revocation: missing)
   nlohmann::json description = nullptr;  // a string
   bool ours = false;                     // the data is zklock's JSON object
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -23,19 +24,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs the command under the held lock until it ends; stops it if the lock is lost.
+// Runs the command under the held lock until it ends; stops it if the lock is lost, or (with
+// --revocable) when someone asks us to let go.
 class Supervisor {
  public:
-  Supervisor(const ExecOptions& exec, RunningCommand child, const LockHandle& mutex,
-             const Session& session, const Console& console, SignalReader& signals,
-             Wakeup& state_changed)
+  Supervisor(const ExecOptions& exec, RunningCommand child, CliLock& held, const Console& console,
+             SignalReader& signals)
       : exec_(exec),
         child_(child),
         console_(console),
         signals_(signals),
-        state_changed_(state_changed),
-        watch_(mutex, session, console),
-        path_(mutex.path()) {}
+        state_changed_(held.state_changed()),
+        revocation_requested_(held.revocation_requested()),
+        watch_(held.lock(), held.session(), console),
+        path_(held.lock().path()) {}
 
   // Returns: the exit code.
   int run() {
@@ -43,6 +45,7 @@ class Supervisor {
       // The lock's state first: a loss that happened by the time the command is seen to have
       // exited must not be reported as a success.
       if (watch_.check() == LockState::kLost && !lost_) on_lost();
+      if (revocation_requested_ && !revoked_ && !lost_) on_revoked();
       if (grace_deadline_ && Clock::now() >= *grace_deadline_) {
         console_.error("command (or processes it started) still running " +
                        format_duration(exec_.grace) + " after SIGTERM: sending SIGKILL");
@@ -79,10 +82,22 @@ class Supervisor {
     }
   }
 
-  // After a loss, processes the command started (in its process group) must stop too: once the
-  // command itself has exited, wait for them until the grace period ends (then SIGKILL).
+  // Asked to let go: the command is stopped as on a loss with --on-lost=term; the lock is
+  // released once it has ended.
+  void on_revoked() {
+    revoked_ = true;
+    console_.error("revocation of " + path_ + " requested: stopping the command (SIGTERM, " +
+                   "SIGKILL after " + format_duration(exec_.grace) + "), then releasing");
+    child_.signal(SIGTERM);
+    grace_deadline_ = Clock::now() + exec_.grace;
+  }
+
+  // After a loss or a revocation, processes the command started (in its process group) must stop
+  // too: once the command itself has exited, wait for them until the grace period ends (then
+  // SIGKILL).
   bool waiting_for_group() const {
-    return lost_ && exec_.on_lost == OnLost::kTerm && grace_deadline_ && child_.group_has_members();
+    const bool terminated = (lost_ && exec_.on_lost == OnLost::kTerm) || revoked_;
+    return terminated && grace_deadline_ && child_.group_has_members();
   }
 
   int exit_code(int wait_status) const {
@@ -92,7 +107,8 @@ class Supervisor {
                     ") after the lock was lost");
       return exit_code::kLockLost;
     }
-    console_.note("command ended with exit code " + std::to_string(code) + "; releasing " + path_);
+    console_.note("command ended with exit code " + std::to_string(code) +
+                  (revoked_ ? " after a revocation request" : "") + "; releasing " + path_);
     return code;
   }
 
@@ -122,9 +138,11 @@ class Supervisor {
   const Console& console_;
   SignalReader& signals_;
   Wakeup& state_changed_;
+  const std::atomic<bool>& revocation_requested_;
   LockStateWatch watch_;
   const std::string path_;
   bool lost_ = false;
+  bool revoked_ = false;
   std::optional<Clock::time_point> grace_deadline_;
 };
 
@@ -185,8 +203,7 @@ int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOpt
   start.inherited_descriptors = inherited_descriptors;
   RunningCommand child = command.start(start, signals);
   console.note("running " + command.display() + " (pid " + std::to_string(child.pid()) + ")");
-  Supervisor supervisor(exec, child, held.lock(), held.session(), console, signals,
-                        held.state_changed());
+  Supervisor supervisor(exec, child, held, console, signals);
   const int code = supervisor.run();
   held.release();
   console.note("released " + exec.path);

@@ -10,6 +10,7 @@ namespace zklock::cli {
 namespace exit_code {
 inline constexpr int kOk = 0;
 inline constexpr int kUsage = 64;           // EX_USAGE: bad path, bad duration, no command
+inline constexpr int kNoHolder = 66;        // EX_NOINPUT: revoke: nobody (or no such node) to ask
 inline constexpr int kUnavailable = 69;     // EX_UNAVAILABLE: ZooKeeper unreachable or gone
 inline constexpr int kSoftware = 70;        // EX_SOFTWARE: an unexpected error
 inline constexpr int kTimedOut = 75;        // EX_TEMPFAIL: --timeout passed without the lock
@@ -26,11 +27,13 @@ inline constexpr const char* kExitCodeHelp =
     "  0        success (exec: the command's own exit code is passed through)\n"
     "  64       bad usage: bad lock path (or, without --shared or --write, one that\n"
     "           holds a read/write lock), bad duration, missing command\n"
+    "  66       revoke: nobody holds the lock (or no contender by --node's name)\n"
     "  69       ZooKeeper unreachable within --connect-timeout (or lost for good)\n"
     "  70       unexpected internal error\n"
     "  75       --timeout passed before the lock was acquired\n"
     "  76       the lock was lost while held (exec: the command was stopped)\n"
-    "  77       not authorized (ACLs, --user)\n"
+    "  77       not authorized (ACLs, --user); revoke: a holder that does not accept\n"
+    "           revocation (zklock without --revocable)\n"
     "  126      exec: the command could not be executed (e.g. permission denied)\n"
     "  127      exec: the command was not found\n"
     "  128+N    exec: the command died of signal N; any command: interrupted by\n"

@@ -50,6 +50,10 @@ int run_hold(const HoldOptions& hold, const CommonOptions& common, const LockOpt
       code = exit_code::kLockLost;
       break;
     }
+    if (held.revocation_requested()) {
+      console.note("revocation of " + hold.path + " requested: releasing");
+      break;
+    }
     bool stop = false;
     for (const auto& info : signals.wait(held.state_changed(), watch.poll_timeout_ms())) {
       if (SignalReader::is_termination(static_cast<int>(info.ssi_signo))) {

@@ -15,13 +15,20 @@
 namespace zklock::cli {
 
 MutexOptions cli_mutex_options(const std::string& path, const LockOptions& lock,
-                               const Console& console, Wakeup& state_changed) {
+                               const Console& console, Wakeup& state_changed,
+                               std::atomic<bool>& revocation_requested) {
   MutexOptions options;
   options.description = lock.description;
   options.lock_delay = lock.lock_delay;
   options.on_state_change = [&state_changed](LockState, const Acquisition&) {
     state_changed.notify();
   };
+  if (lock.revocable) {
+    options.on_revocation_requested = [&state_changed, &revocation_requested](const Acquisition&) {
+      revocation_requested = true;
+      state_changed.notify();
+    };
+  }
   if (console.verbose()) {
     options.on_queue_position = [&console, path](std::size_t ahead) {
       // 0 ahead means acquired, which is reported anyway.

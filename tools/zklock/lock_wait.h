@@ -2,6 +2,7 @@
 // SIGHUP, bounded by --timeout, with the queue position reported under --verbose.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 
@@ -40,9 +41,12 @@ class LockHandle {
 /// The MutexOptions of a lock the CLI takes: `lock.description` in the node; with --verbose, the
 /// number of contenders ahead each time it changes; and `state_changed` notified on every change
 /// of the held lock's state (Held, Suspended, Lost), so a poll loop wakes at once.
-/// `console` and `state_changed` must outlive the Session the Mutex uses.
+/// With --revocable, a revocation request sets `revocation_requested` and notifies
+/// `state_changed` too. `console`, `state_changed` and `revocation_requested` must outlive the
+/// Session the Mutex uses.
 MutexOptions cli_mutex_options(const std::string& path, const LockOptions& lock,
-                               const Console& console, Wakeup& state_changed);
+                               const Console& console, Wakeup& state_changed,
+                               std::atomic<bool>& revocation_requested);
 
 struct WaitOutcome {
   enum class Result { kAcquired, kTimedOut, kInterrupted };

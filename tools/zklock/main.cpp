@@ -65,6 +65,8 @@ int run_command(const CommandLine& line, const Console& console,
         return run_status_watch(line.status, line.common, console, signals);
       }
       return run_status(line.status, line.common, console);
+    case CommandLine::Command::kRevoke:
+      return run_revoke(line.revoke, line.common, console);
   }
   return exit_code::kSoftware;
 }

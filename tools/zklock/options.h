@@ -42,6 +42,7 @@ struct LockOptions {
   std::string description;
   LockMode mode = LockMode::kExclusive;
   std::chrono::milliseconds lock_delay{0};  // --lock-delay (MutexOptions::lock_delay)
+  bool revocable = false;  // --revocable: a revocation request ends the hold (exec: the command)
   std::string metrics_listen;  // --metrics-listen HOST:PORT (metrics_listener.h); empty: none
 };
 
