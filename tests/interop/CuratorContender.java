@@ -8,6 +8,10 @@
 //            --hold-until PATH     inside the lock, hold until PATH exists (instead of HOLD_MS)
 //            --mode mutex|read|write  InterProcessMutex (the default), or the read or the write
 //                                  lock of an InterProcessReadWriteLock (its node data is NAME too)
+//            --revocable           the mutex is made revocable: a request prints "revocation
+//                                  requested" and ends a --hold-until hold (creates that file)
+//            --revoke NODE_PATH    no lock: asks the holder of NODE_PATH to let go with Curator's
+//                                  Revoker.attemptRevoke, prints "revoke sent", exits 0
 //
 // Protocol (the same in kazoo_contender.py and in the test's zklock threads): ITERATIONS times
 //   acquire; append "enter NAME <ns>" to LOGFILE; then, as a writer (mutex or write), create
@@ -35,6 +39,7 @@ import java.util.stream.Stream;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.ZKPaths;
 
@@ -71,7 +76,8 @@ public final class CuratorContender {
     int iterations;
     long holdMs = 0;
     Path startFile = null, holdUntil = null;
-    String mode = "mutex";
+    String mode = "mutex", revokeNode = null;
+    boolean revocable = false;
     try {
       iterations = Integer.parseInt(args[2]);
       int i = 5;
@@ -82,6 +88,8 @@ public final class CuratorContender {
           case "--start-file": startFile = Paths.get(args[++i]); break;
           case "--hold-until": holdUntil = Paths.get(args[++i]); break;
           case "--mode": mode = args[++i]; break;
+          case "--revocable": revocable = true; break;
+          case "--revoke": revokeNode = args[++i]; break;
           default: throw new IllegalArgumentException("unknown option " + args[i]);
         }
       }
@@ -103,9 +111,25 @@ public final class CuratorContender {
     try (ContenderSupport support = new ContenderSupport(connect, logFile, data)) {
       support.connect();
       if (startFile != null) ContenderSupport.awaitFile(startFile, "start file");
+      if (revokeNode != null) {
+        Revoker.attemptRevoke(support.client, revokeNode);
+        ContenderSupport.say("revoke sent");
+        return 0;
+      }
       InterProcessMutex mutex;
       if (mode.equals("mutex")) {
         mutex = new InterProcessMutex(support.client, lockPath, new ReportingDriver());
+        if (revocable) {
+          final Path released = holdUntil;
+          mutex.makeRevocable(m -> {
+            ContenderSupport.say("revocation requested");
+            try {
+              if (released != null) Files.createFile(released);
+            } catch (IOException e) {
+              // already there: the hold ends anyway
+            }
+          });
+        }
       } else {
         // Its drivers are internal: no "queued" line (the test watches the server instead).
         InterProcessReadWriteLock rw =

@@ -100,6 +100,8 @@ Peer::Peer(Lib lib, const ContenderArgs& a, std::string out_path)
   }
   if (!a.start_file.empty()) argv.insert(argv.end(), {"--start-file", a.start_file});
   if (!a.hold_until.empty()) argv.insert(argv.end(), {"--hold-until", a.hold_until});
+  if (a.revocable) argv.push_back("--revocable");
+  if (!a.revoke_node.empty()) argv.insert(argv.end(), {"--revoke", a.revoke_node});
   SpawnOptions options;
   options.log_path = out_path_;
   process_ = std::make_unique<ChildProcess>(argv, options);

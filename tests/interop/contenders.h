@@ -82,6 +82,10 @@ struct ContenderArgs {
   // InterProcessMutex, kazoo's Lock); "read" / "write" a side of its read/write lock (zklock's
   // SharedMutex, Curator's InterProcessReadWriteLock, kazoo's ReadLock / WriteLock).
   std::string mode;
+  // Curator only: its mutex is revocable (a request ends a hold_until hold); or, with
+  // revoke_node, no lock at all - it asks that node's holder to let go (Revoker) and exits.
+  bool revocable = false;
+  std::string revoke_node;
   // kazoo only: its extra_lock_patterns instead of the mode's default (kazoo_contender.py).
   std::optional<std::vector<std::string>> kazoo_patterns;
 };

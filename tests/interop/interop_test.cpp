@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <regex>
@@ -125,6 +126,40 @@ void InteropTest::run_lock_delay_beside(Lib peer_lib) {
 TEST_F(InteropTest, LockDelayBesideCurator) { run_lock_delay_beside(Lib::kCurator); }
 
 TEST_F(InteropTest, LockDelayBesideKazoo) { run_lock_delay_beside(Lib::kKazoo); }
+
+// ---------------------------------------------------------------------------------------------
+// Revocation crosses between zklock and Curator (both write "__REVOKE__" into the holder's node):
+// zklock's request reaches a revocable Curator holder, which lets go; Curator's Revoker reaches a
+// revocable zklock holder. (kazoo has no revocation.)
+TEST_F(InteropTest, RevocationCrossesBetweenZklockAndCurator) {
+  ZKLOCK_REQUIRE_PEER(curator_missing);
+  ContenderArgs revocable = args("curator");
+  revocable.hold_until = dir_.file("release-curator");
+  revocable.revocable = true;
+  Peer* curator = start(Lib::kCurator, revocable);
+  ASSERT_TRUE(wait_entered(1, *curator)) << curator->describe();
+  const std::vector<std::string> held = lock_children(observer_, path_);
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_TRUE(request_revocation(observer_, path_ + "/" + held[0]));
+  EXPECT_TRUE(curator->wait_printed("revocation requested")) << curator->describe();
+  expect_exit(*curator, 0);
+
+  Session s(options_for(server_.connect));
+  std::atomic<int> heard{0};
+  MutexOptions listening;
+  listening.on_revocation_requested = [&heard](const Acquisition&) { ++heard; };
+  Mutex zm(s, path_, listening);
+  ASSERT_TRUE(zm.try_lock_for(std::chrono::seconds(30)));
+  ContenderArgs revoke = args("revoker");
+  revoke.revoke_node = zm.acquisition()->node_path;
+  Peer revoker(Lib::kCurator, revoke, dir_.file("revoker.out"));
+  expect_exit(revoker, 0);
+  EXPECT_TRUE(revoker.printed("revoke sent")) << revoker.describe();
+  EXPECT_TRUE(wait_until([&] { return heard.load() == 1; }, std::chrono::seconds(10)))
+      << "the Revoker's request did not reach the zklock holder";
+  zm.unlock();
+  expect_lock_path_clean(observer_, server_.port, path_);
+}
 
 // ---------------------------------------------------------------------------------------------
 // FIFO across the three libraries. A zklock Mutex holds the lock; contenders of each library
