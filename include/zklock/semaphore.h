@@ -138,6 +138,28 @@ class Semaphore {
     return try_acquire_until_steady(detail::deadline_at(deadline));
   }
 
+  /// Effects: as acquire(), for `count` leases at once (Curator's acquire(qty)): all or none.
+  ///   Every lease of the call is taken under one hold of the internal lock, so no other zklock
+  ///   contender takes a lease in between, and two calls that each want more than half of N
+  ///   never hold part and wait for each other's rest (Curator releases the internal lock
+  ///   between leases: such calls wait on each other until they time out). Like Curator's
+  ///   single acquire, it waits for leases holding the internal lock, so contenders behind it
+  ///   wait too; leases taken when the rest cannot be (cancel, an error) are released first.
+  /// Returns: `count` leases, in the order taken.
+  /// Throws: InvalidArgumentError if count < 1 or count > max_leases(); otherwise as acquire().
+  std::vector<Lease> acquire(int count);
+
+  /// Effects: as acquire(count), giving up when `timeout` has passed (one deadline for all of
+  ///   them); a timeout <= 0 tries once. On giving up no lease of the call is held any more and
+  ///   our nodes and watches are removed.
+  /// Returns: `count` leases; nullopt on timeout or cancel(). Throws: as acquire(count), except
+  ///   CancelledError (nullopt).
+  template <class Rep, class Period>
+  std::optional<std::vector<Lease>> try_acquire_for(
+      int count, const std::chrono::duration<Rep, Period>& timeout) {
+    return try_acquire_until_steady(count, detail::deadline_after(timeout));
+  }
+
   /// Effects: wakes every acquire call waiting on this object at the time of the call; they
   ///   remove their nodes and watches and fail (acquire: CancelledError; the try forms: nullopt).
   ///   Later calls are not affected.
@@ -153,6 +175,10 @@ class Semaphore {
  private:
   std::optional<Lease> try_acquire_until_steady(
       std::optional<std::chrono::steady_clock::time_point> deadline);
+  std::optional<std::vector<Lease>> try_acquire_until_steady(
+      int count, std::optional<std::chrono::steady_clock::time_point> deadline);
+  void check_lease_count(int count, const char* call) const;
+  static std::vector<Lease> wrapped(std::vector<std::shared_ptr<detail::LeaseCore>> cores);
   std::shared_ptr<detail::SemaphoreCore> core_;
 };
 

@@ -23,26 +23,54 @@ Semaphore::Semaphore(Session& session, std::string path, int max_leases, Semapho
 
 Semaphore::~Semaphore() { core_->shutdown(); }
 
-Lease Semaphore::acquire() {
+std::vector<Lease> Semaphore::wrapped(std::vector<std::shared_ptr<detail::LeaseCore>> cores) {
+  std::vector<Lease> leases;
+  leases.reserve(cores.size());
+  for (auto& core : cores) leases.push_back(Lease(std::move(core)));
+  return leases;
+}
+
+void Semaphore::check_lease_count(int count, const char* call) const {
+  if (count < 1 || count > core_->max_leases()) {
+    throw InvalidArgumentError(core_->context() + "::" + call + ": count must be 1 to " +
+                               std::to_string(core_->max_leases()) + ", not " +
+                               std::to_string(count));
+  }
+}
+
+Lease Semaphore::acquire() { return std::move(acquire(1).front()); }
+
+std::vector<Lease> Semaphore::acquire(int count) {
+  check_lease_count(count, "acquire");
   const std::shared_ptr<detail::SemaphoreCore> core = core_;
-  auto lease = core->acquire(std::nullopt, false, true);
-  if (!lease) throw Error(Errc::operation_timeout, core->context() + "::acquire: not acquired");
-  return Lease(std::move(lease));
+  auto leases = core->acquire(std::nullopt, false, true, count);
+  if (leases.empty()) {
+    throw Error(Errc::operation_timeout, core->context() + "::acquire: not acquired");
+  }
+  return wrapped(std::move(leases));
 }
 
 std::optional<Lease> Semaphore::try_acquire() {
   const std::shared_ptr<detail::SemaphoreCore> core = core_;
-  auto lease = core->acquire(std::chrono::steady_clock::now(), true, false);
-  if (!lease) return std::nullopt;
-  return Lease(std::move(lease));
+  auto leases = core->acquire(std::chrono::steady_clock::now(), true, false);
+  if (leases.empty()) return std::nullopt;
+  return Lease(std::move(leases.front()));
 }
 
 std::optional<Lease> Semaphore::try_acquire_until_steady(
     std::optional<std::chrono::steady_clock::time_point> deadline) {
+  auto leases = try_acquire_until_steady(1, deadline);
+  if (!leases) return std::nullopt;
+  return std::move(leases->front());
+}
+
+std::optional<std::vector<Lease>> Semaphore::try_acquire_until_steady(
+    int count, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  check_lease_count(count, "try_acquire_for");
   const std::shared_ptr<detail::SemaphoreCore> core = core_;
-  auto lease = core->acquire(deadline, false, false);
-  if (!lease) return std::nullopt;
-  return Lease(std::move(lease));
+  auto leases = core->acquire(deadline, false, false, count);
+  if (leases.empty()) return std::nullopt;
+  return wrapped(std::move(leases));
 }
 
 void Semaphore::cancel() noexcept { core_->cancel(); }

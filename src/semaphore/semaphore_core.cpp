@@ -101,8 +101,9 @@ bool SemaphoreCore::take_internal_lock(std::optional<SteadyClock::time_point> de
   return false;
 }
 
-std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::time_point> deadline,
-                                                  bool try_once, bool throw_on_cancel) {
+std::vector<std::shared_ptr<LeaseCore>> SemaphoreCore::acquire(
+    std::optional<SteadyClock::time_point> deadline, bool try_once, bool throw_on_cancel,
+    int count) {
   const auto started = SteadyClock::now();
   std::uint64_t epoch = 0;
   {
@@ -110,14 +111,15 @@ std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::tim
     epoch = cancel_epoch_;
   }
   bool contended = false;
+  // One acquisition in the figures per call, however many leases it takes.
   const auto record = [&](AcquireOutcome outcome, const std::shared_ptr<LeaseCore>& lease) {
     if (!meter_) return;
     meter_->acquire_ended(path_, outcome, SteadyClock::now() - started, contended,
                           lease ? lease->acquisition().sequence : 0);
   };
-  std::shared_ptr<LeaseCore> lease;
+  std::vector<std::shared_ptr<LeaseCore>> leases;
   try {
-    lease = take_lease(deadline, try_once, throw_on_cancel, contended);
+    leases = take_leases(deadline, try_once, throw_on_cancel, count, contended);
   } catch (const CancelledError&) {
     record(AcquireOutcome::kCancelled, nullptr);
     throw;
@@ -131,8 +133,8 @@ std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::tim
     record(AcquireOutcome::kError, nullptr);
     throw;
   }
-  if (lease) {
-    record(AcquireOutcome::kAcquired, lease);
+  if (!leases.empty()) {
+    record(AcquireOutcome::kAcquired, leases.front());
   } else {
     bool cancelled = false;
     {
@@ -141,11 +143,38 @@ std::shared_ptr<LeaseCore> SemaphoreCore::acquire(std::optional<SteadyClock::tim
     }
     record(cancelled ? AcquireOutcome::kCancelled : AcquireOutcome::kTimedOut, nullptr);
   }
-  return lease;
+  return leases;
 }
 
-std::shared_ptr<LeaseCore> SemaphoreCore::take_lease(
-    std::optional<SteadyClock::time_point> deadline, bool try_once, bool throw_on_cancel,
+namespace {
+
+// Gives back leases taken for a call that cannot have them all (all or none).
+void give_back(std::vector<std::shared_ptr<LeaseCore>>& leases,
+               std::chrono::milliseconds wait_each) {
+  for (const auto& lease : leases) lease->release();
+  for (const auto& lease : leases) lease->await_released(wait_each);
+  leases.clear();
+}
+
+}  // namespace
+
+SemaphoreCore::Outcome SemaphoreCore::lease_phases(int count,
+                                                   std::optional<SteadyClock::time_point> deadline,
+                                                   bool try_once, std::uint64_t epoch,
+                                                   std::vector<std::shared_ptr<LeaseCore>>& taken,
+                                                   bool& contended) {
+  Outcome outcome = Outcome::kAcquired;
+  while (outcome == Outcome::kAcquired && taken.size() < static_cast<std::size_t>(count)) {
+    Round round;
+    outcome = lease_phase(round, deadline, try_once, epoch);
+    contended = contended || round.contended;
+    if (outcome == Outcome::kAcquired) taken.push_back(std::move(round.lease));
+  }
+  return outcome;
+}
+
+std::vector<std::shared_ptr<LeaseCore>> SemaphoreCore::take_leases(
+    std::optional<SteadyClock::time_point> deadline, bool try_once, bool throw_on_cancel, int count,
     bool& contended) {
   const std::string context = this->context() + "::acquire";
   std::uint64_t epoch = 0;
@@ -164,42 +193,48 @@ std::shared_ptr<LeaseCore> SemaphoreCore::take_lease(
       core->cv_.notify_all();
     }
   } leave{this};
-  const auto give_up = [&]() -> std::shared_ptr<LeaseCore> {
+  const auto give_up = [&]() -> std::vector<std::shared_ptr<LeaseCore>> {
     std::lock_guard lock(mutex_);
     if (session_->closed()) throw ClosedError(Errc::closed, context);
     if (shut_down_) throw CancelledError(context + ": the Semaphore was destroyed while waiting");
     if (cancelled_since(epoch) && throw_on_cancel) throw CancelledError(context + ": cancelled");
-    return nullptr;
+    return {};
   };
   if (deadline && *deadline <= SteadyClock::now()) try_once = true;
 
   if (!check_count(try_once ? std::optional(SteadyClock::now() + session_->negotiated_timeout())
                             : deadline)) {
-    return nullptr;
+    return {};
   }
+  const auto wait_each = session_->negotiated_timeout() / 3;
   while (true) {
     if (!take_internal_lock(deadline, try_once, epoch)) return give_up();
-    Round round;
+    // Every lease of this call is taken under one hold of the internal lock: no other zklock
+    // contender takes a lease in between, so two calls that want more than half of N each
+    // never hold part and wait for the rest of each other (Curator's acquire(qty) releases the
+    // internal lock between its leases, and such calls wait on each other until they time out).
+    std::vector<std::shared_ptr<LeaseCore>> taken;
     Outcome outcome = Outcome::kRequeue;
     try {
-      outcome = lease_phase(round, deadline, try_once, epoch);
+      outcome = lease_phases(count, deadline, try_once, epoch, taken, contended);
     } catch (...) {
+      give_back(taken, wait_each);
       lock_->release();
       throw;
     }
+    if (outcome != Outcome::kAcquired) give_back(taken, wait_each);  // all or none
     lock_->release();  // the next contender may take a lease now
-    contended = contended || round.contended;
     switch (outcome) {
       case Outcome::kAcquired:
-        return round.lease;
+        return taken;
       case Outcome::kNotAcquired:
       case Outcome::kTimedOut:
-        return nullptr;
+        return {};
       case Outcome::kCancelled:
         return give_up();
       case Outcome::kRequeue:
         if (session_->closed()) throw ClosedError(Errc::closed, context);
-        if (try_once || (deadline && SteadyClock::now() >= *deadline)) return nullptr;
+        if (try_once || (deadline && SteadyClock::now() >= *deadline)) return {};
         break;
     }
   }

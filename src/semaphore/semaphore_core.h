@@ -94,11 +94,14 @@ class SemaphoreCore final : public SessionObserver,
   /// Cancels waiters and waits for them to leave; closes the internal lock; unregisters.
   void shutdown() noexcept;
 
-  /// Blocks until a lease is ours, or until `deadline` (none: for ever); `try_once`: one attempt.
-  /// Returns: the lease, or null on timeout, on cancel() when `throw_on_cancel` is false, or when
-  ///   `try_once` found no free lease. Throws: as Semaphore::acquire().
-  std::shared_ptr<LeaseCore> acquire(std::optional<SteadyClock::time_point> deadline, bool try_once,
-                                     bool throw_on_cancel);
+  /// Blocks until `count` leases are ours, or until `deadline` (none: for ever); `try_once`: one
+  /// attempt. All or none: the internal lock is held until all are taken, and those taken are
+  /// released when the rest cannot be (their deletes answered, or at most T/3 waited for).
+  /// Returns: the leases, or none on timeout, on cancel() when `throw_on_cancel` is false, or when
+  ///   `try_once` found too few free. Throws: as Semaphore::acquire().
+  std::vector<std::shared_ptr<LeaseCore>> acquire(std::optional<SteadyClock::time_point> deadline,
+                                                  bool try_once, bool throw_on_cancel,
+                                                  int count = 1);
 
   void cancel() noexcept;
   std::vector<std::string> leases() const;
@@ -115,8 +118,14 @@ class SemaphoreCore final : public SessionObserver,
   using Lock = std::unique_lock<std::mutex>;
 
   // acquire() without the figures; `contended`: set if it waited for a lease to be freed.
-  std::shared_ptr<LeaseCore> take_lease(std::optional<SteadyClock::time_point> deadline,
-                                        bool try_once, bool throw_on_cancel, bool& contended);
+  std::vector<std::shared_ptr<LeaseCore>> take_leases(
+      std::optional<SteadyClock::time_point> deadline, bool try_once, bool throw_on_cancel,
+      int count, bool& contended);
+  // One hold of the internal lock: up to `count` lease phases, stopping at the first that did
+  // not acquire. Returns its outcome; `taken` has the leases of those that did.
+  Outcome lease_phases(int count, std::optional<SteadyClock::time_point> deadline, bool try_once,
+                       std::uint64_t epoch, std::vector<std::shared_ptr<LeaseCore>>& taken,
+                       bool& contended);
 
   // The lease count stored with the path (semaphore_count.cpp). Returns: false if `deadline`
   // passed while no connection was up. Throws: LeaseCountMismatchError, ClosedError, Error.
