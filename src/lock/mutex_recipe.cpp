@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/random_uuid.h"
+#include "base/retry_rules.h"
 #include "lock/lock_node_name.h"
 #include "lock/mutex_attempt.h"
 #include "lock/mutex_core.h"
@@ -14,28 +15,8 @@ namespace zklock::detail {
 namespace {
 
 constexpr int kMaxRequeues = 16;  // our node vanishing again and again: fail, do not spin
-constexpr std::chrono::milliseconds kFirstRetryDelay{50};
-constexpr std::chrono::milliseconds kMaxRetryDelay{2000};
 // While the connection is down, how often a cleanup looks whether it is back (sends nothing).
 constexpr std::chrono::milliseconds kCleaningPoll{100};
-
-bool is_session_gone(Errc rc) {
-  return rc == Errc::session_lost || rc == Errc::session_expired || rc == Errc::invalid_state ||
-         rc == Errc::closing;
-}
-
-// Failures the server may not repeat: worth sending again after a pause.
-bool worth_retrying_later(Errc rc) { return rc == Errc::throttled; }
-
-// Failures that mean "this connection is stale", cured by the next one.
-bool cured_by_reconnecting(Errc rc) {
-  return rc == Errc::connection_loss || rc == Errc::operation_timeout || rc == Errc::session_moved;
-}
-
-std::chrono::milliseconds backoff(int attempt) {
-  auto d = kFirstRetryDelay * (1 << std::min(attempt, 6));
-  return std::min(d, kMaxRetryDelay);
-}
 
 }  // namespace
 
@@ -516,7 +497,7 @@ void MutexCore::retry_when_connected_locked(const AttemptPtr& a, std::function<v
 // driven by the session's scheduler, and the task keeps this core alive until it is done.
 void MutexCore::retry_cleaning_locked(const AttemptPtr& a, std::function<void()> retry) {
   const unsigned step = a->step;
-  const auto delay = session_->connected() ? backoff(a->retry_attempts++) : kCleaningPoll;
+  const auto delay = session_->connected() ? retry_backoff(a->retry_attempts++) : kCleaningPoll;
   auto self = shared_from_this();
   session_->schedule(delay, [self, a, step, retry = std::move(retry)]() mutable {
     std::lock_guard lock(self->mutex_);
@@ -534,7 +515,7 @@ void MutexCore::retry_cleaning_locked(const AttemptPtr& a, std::function<void()>
 }
 
 void MutexCore::retry_later_locked(const AttemptPtr& a, std::function<void()> retry) {
-  const auto delay = backoff(a->retry_attempts++);
+  const auto delay = retry_backoff(a->retry_attempts++);
   const unsigned step = a->step;
   std::weak_ptr<MutexCore> weak = shared_from_this();
   session_->schedule(delay, [weak, a, step, retry = std::move(retry)] {

@@ -5,17 +5,13 @@
 #include <string>
 
 #include "base/paths.h"
+#include "base/retry_rules.h"
 #include "semaphore/semaphore_core.h"
 
 namespace zklock::detail {
 namespace {
 
 constexpr int kMaxRaces = 16;  // the node created or deleted under us again and again: give up
-
-bool cured_by_reconnecting(Errc rc) {
-  return rc == Errc::connection_loss || rc == Errc::operation_timeout ||
-         rc == Errc::session_moved || rc == Errc::throttled;
-}
 
 }  // namespace
 
@@ -56,7 +52,8 @@ bool SemaphoreCore::check_count(std::optional<SteadyClock::time_point> deadline)
         conn.set(path_, ours, version, std::move(done));
       });
       if (r.rc == Errc::ok) return true;
-      if (r.rc == Errc::bad_version || r.rc == Errc::no_node || cured_by_reconnecting(r.rc))
+      if (r.rc == Errc::bad_version || r.rc == Errc::no_node || cured_by_reconnecting(r.rc) ||
+          worth_retrying_later(r.rc))
         continue;
     } else if (r.rc == Errc::no_node) {
       r = call(c, [&](ClientConnection& conn, Completion done) {
@@ -67,12 +64,12 @@ bool SemaphoreCore::check_count(std::optional<SteadyClock::time_point> deadline)
         create_ancestors(parent_path(path_));
         continue;
       }
-      if (cured_by_reconnecting(r.rc)) continue;  // created or not: the next look tells
-    } else if (cured_by_reconnecting(r.rc)) {
+      // Created or not: the next look tells.
+      if (cured_by_reconnecting(r.rc) || worth_retrying_later(r.rc)) continue;
+    } else if (cured_by_reconnecting(r.rc) || worth_retrying_later(r.rc)) {
       continue;
     }
-    if (r.rc == Errc::session_expired || r.rc == Errc::session_lost ||
-        r.rc == Errc::invalid_state || r.rc == Errc::closing) {
+    if (is_session_gone(r.rc)) {
       continue;  // the next generation tries again
     }
     if (r.rc == Errc::closed) throw ClosedError(Errc::closed, context);

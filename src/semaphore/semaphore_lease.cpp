@@ -2,19 +2,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/retry_rules.h"
 #include "semaphore/semaphore_core.h"
 
 namespace zklock::detail {
-namespace {
-
-constexpr std::chrono::milliseconds kFirstRetryDelay{50};
-constexpr std::chrono::milliseconds kMaxRetryDelay{2000};
-
-std::chrono::milliseconds backoff(int attempt) {
-  return std::min(kFirstRetryDelay * (1 << std::min(attempt, 6)), kMaxRetryDelay);
-}
-
-}  // namespace
 
 LeaseCore::LeaseCore(std::shared_ptr<SessionCore> session, Acquisition acquisition)
     : session_(std::move(session)), acquisition_(std::move(acquisition)) {}
@@ -124,7 +115,7 @@ void LeaseCore::delete_node(int attempt) {
       case Errc::throttled: {
         // Again once a connection of this session can take it; the node goes with the session
         // if it comes to that. The task keeps the core alive: the Lease may be gone already.
-        self->session_->schedule(backoff(attempt),
+        self->session_->schedule(retry_backoff(attempt),
                                  [self, attempt] { self->delete_node(attempt + 1); });
         return;
       }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/random_uuid.h"
+#include "base/retry_rules.h"
 #include "lock/lock_node_name.h"
 #include "semaphore/semaphore_core.h"
 
@@ -14,15 +15,6 @@ namespace zklock::detail {
 namespace {
 
 constexpr int kMaxCreates = 16;  // our node vanishing again and again: give up, do not spin
-
-bool is_session_gone(Errc rc) {
-  return rc == Errc::session_lost || rc == Errc::session_expired || rc == Errc::invalid_state ||
-         rc == Errc::closing;
-}
-
-bool outcome_unknown_step(Errc rc) {
-  return rc == Errc::connection_loss || rc == Errc::operation_timeout || rc == Errc::session_moved;
-}
 
 std::string node_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
@@ -143,7 +135,7 @@ SemaphoreCore::Outcome SemaphoreCore::lease_phase(Round& round,
       cleanup();
       return Outcome::kRequeue;
     }
-    if (outcome_unknown_step(rc) || rc == Errc::throttled) {
+    if (cured_by_reconnecting(rc) || worth_retrying_later(rc)) {
       round.connection = await_connection(round.generation, deadline, epoch);
       if (!round.connection) {
         cleanup();
@@ -238,8 +230,8 @@ Errc SemaphoreCore::create_lease_node(Round& round) {
       continue;
     }
     if (is_session_gone(r.rc)) return Errc::session_lost;
-    if (r.rc == Errc::throttled) continue;
-    if (!outcome_unknown_step(r.rc)) return r.rc;
+    if (worth_retrying_later(r.rc)) continue;
+    if (!cured_by_reconnecting(r.rc)) return r.rc;
     // The create may have happened: never create blindly again (that would leave an orphan).
     while (true) {
       round.connection = await_connection(round.generation, std::nullopt);
@@ -249,7 +241,7 @@ Errc SemaphoreCore::create_lease_node(Round& round) {
       if (rc == Errc::ok && found) return Errc::ok;
       if (rc == Errc::ok) break;  // it never happened: create (again)
       if (is_session_gone(rc)) return Errc::session_lost;
-      if (!outcome_unknown_step(rc) && rc != Errc::throttled) return rc;
+      if (!cured_by_reconnecting(rc) && !worth_retrying_later(rc)) return rc;
     }
   }
   return Errc::no_node;
