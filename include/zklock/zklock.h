@@ -3,6 +3,7 @@
 
 #include "zklock/acquisition.h"
 #include "zklock/contender.h"
+#include "zklock/election.h"
 #include "zklock/errors.h"
 #include "zklock/fenced_write.h"
 #include "zklock/fencing_token.h"

@@ -369,10 +369,14 @@ bool MutexCore::wait_lost_until(const std::function<LockState()>& state,
 }
 
 std::vector<Contender> MutexCore::contenders() const {
-  const std::string context = this->context() + "::contenders";
-  const auto timeout = session_->negotiated_timeout();
-  auto listing = session_->call(
-      [&](ClientConnection& c, Completion done) { c.get_children(path_, std::move(done)); },
+  return read_contenders(*session_, path_, context() + "::contenders");
+}
+
+std::vector<Contender> read_contenders(SessionCore& session, const std::string& path,
+                                       const std::string& context) {
+  const auto timeout = session.negotiated_timeout();
+  auto listing = session.call(
+      [&](ClientConnection& c, Completion done) { c.get_children(path, std::move(done)); },
       timeout);
   if (listing.rc == Errc::no_node) return {};
   if (listing.rc != Errc::ok) throw_error(listing.rc, context);
@@ -384,12 +388,12 @@ std::vector<Contender> MutexCore::contenders() const {
     std::vector<OpResult> results;       // slot i written once, before its decrement
   };
   auto reads = std::make_shared<Reads>(names.size());
-  const auto all = session_->call(
+  const auto all = session.call(
       [&](ClientConnection& c, Completion done) {
         if (names.empty()) return done(OpResult{});
         auto finish = std::make_shared<Completion>(std::move(done));
         for (std::size_t i = 0; i < names.size(); ++i) {
-          c.get_data(path_ + "/" + names[i], {}, [reads, finish, i](OpResult&& r) {
+          c.get_data(path + "/" + names[i], {}, [reads, finish, i](OpResult&& r) {
             reads->results[i] = std::move(r);
             if (--reads->remaining == 0) (*finish)(OpResult{});
           });
@@ -405,11 +409,11 @@ std::vector<Contender> MutexCore::contenders() const {
   }
   if (!unreadable.empty()) {
     auto stats = std::make_shared<Reads>(unreadable.size());
-    const auto looked = session_->call(
+    const auto looked = session.call(
         [&](ClientConnection& c, Completion done) {
           auto finish = std::make_shared<Completion>(std::move(done));
           for (std::size_t k = 0; k < unreadable.size(); ++k) {
-            c.exists(path_ + "/" + names[unreadable[k]], [stats, finish, k](OpResult&& r) {
+            c.exists(path + "/" + names[unreadable[k]], [stats, finish, k](OpResult&& r) {
               stats->results[k] = std::move(r);
               if (--stats->remaining == 0) (*finish)(OpResult{});
             });

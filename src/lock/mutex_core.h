@@ -291,4 +291,10 @@ std::future<Hold> lock_future(const std::shared_ptr<MutexCore>& core, ContenderK
 /// The same, fenced on `acquisition` (a Hold's).
 void commit_fenced(MutexCore& core, const Acquisition& acquisition, const FencedWrite& writes);
 
+/// Returns: every contender on lock path `path` in queue order (creation order: czxid), with
+/// its data - zklock's, Curator's and kazoo's; one listing, then every node's data in one
+/// pipelined round trip. Throws: as Session's basic operations, with `context` in the message.
+std::vector<Contender> read_contenders(SessionCore& session, const std::string& path,
+                                       const std::string& context);
+
 }  // namespace zklock::detail
