@@ -19,7 +19,7 @@
 #      on - and session_monitor prints Suspended, Lost, then a new session once the server thaws.
 # Fails (exit 1) as soon as an example does not do what it shows; CI runs it (scripts/test.sh demo).
 #
-# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-8 (a healthy server throughout) print an error
+# ZKLOCK_DEMO_REQUIRE_QUIET=1 also fails when parts 1-9 (a healthy server throughout) print an error
 # or a ZooKeeper C client log line on stderr; without it the demo only counts them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +59,14 @@ wait_for() {
     sleep 0.1
   done
 }
+# wait_for_queue PATH N: waits until `zklock status` shows N contenders (holder included) on PATH.
+wait_for_queue() {
+  local deadline=$((SECONDS + 30))
+  until [ "$("$bin/zklock" status --json "$1" | grep -o '"position"' | wc -l)" -ge "$2" ]; do
+    [ $SECONDS -lt "$deadline" ] || fail "zklock status did not show $2 contenders on $1"
+    sleep 0.1
+  done
+}
 # expect_exit NAME PID STATUS: waits for the background example PID; it must exit with STATUS.
 expect_exit() {
   local status=0
@@ -66,7 +74,7 @@ expect_exit() {
   [ "$status" -eq "$3" ] || fail "$1 exited with $status, expected $3"
 }
 
-# Parts 1-8 run against a healthy server: their stderr is also kept, to count error lines.
+# Parts 1-9 run against a healthy server: their stderr is also kept, to count error lines.
 exec 3>&2
 exec 2> >(tee "$work/healthy.err" >&3)
 healthy_tee=$!
@@ -106,11 +114,7 @@ wait_for "$work/hold.out" . 30
 a=$!
 "$bin/zklock" exec --description "waiter B" /demo/cli -- sh -c 'echo "B runs with token $ZKLOCK_FENCING_TOKEN"' &
 b=$!
-deadline=$((SECONDS + 30))
-until [ "$("$bin/zklock" status --json /demo/cli | grep -o '"position"' | wc -l)" -ge 3 ]; do
-  [ $SECONDS -lt $deadline ] || fail "zklock status did not show the holder and two waiters"
-  sleep 0.1
-done
+wait_for_queue /demo/cli 3  # the holder and two waiters
 "$bin/zklock" status /demo/cli
 kill -TERM "$holder"
 wait "$holder" || true  # stopped by SIGTERM on purpose
@@ -167,16 +171,35 @@ grep -E "$shown" "$work/metrics.txt" | grep -v ' 0$' | sed 's/^/   /'
 kill -TERM "$metrics"
 expect_exit "metrics_http" $metrics 0
 
+echo "== 9. leader election: two participants, the leader is killed, the other takes over"
+"$bin/zklock" elect --session-timeout 4s --value "participant A" /demo/election -- \
+  sh -c 'echo "A leads, term $ZKLOCK_FENCING_TOKEN"; exec sleep 600' >"$work/elect-a.out" &
+elect_a=$!
+wait_for "$work/elect-a.out" "^A leads" 30
+"$bin/zklock" elect --session-timeout 4s --value "participant B" /demo/election -- \
+  sh -c 'echo "B leads, term $ZKLOCK_FENCING_TOKEN"' >"$work/elect-b.out" &
+elect_b=$!
+wait_for_queue /demo/election 2  # the leader and one waiting
+echo "   $(cat "$work/elect-a.out")"
+echo "   zklock leader: $("$bin/zklock" leader /demo/election)"
+# Killed on purpose (the shell's "Killed" notice silenced): its session lives on until it expires.
+{ kill -KILL "$elect_a" && wait "$elect_a"; } 2>/dev/null || true
+killed_at=$SECONDS
+echo "   leader killed (SIGKILL) at $(date +%T); its session expires 4 s later"
+expect_exit "zklock elect (participant B)" $elect_b 0
+echo "   $(cat "$work/elect-b.out") ($((SECONDS - killed_at)) s after the kill)"
+grep -q "^B leads" "$work/elect-b.out" || fail "participant B never led"
+
 exec 2>&3 3>&-
 wait "$healthy_tee" 2>/dev/null || true
 noisy=$(grep -cE 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" || true)
-echo "== parts 1-8 (healthy server): $noisy error or C client lines on stderr"
+echo "== parts 1-9 (healthy server): $noisy error or C client lines on stderr"
 if [ "${ZKLOCK_DEMO_REQUIRE_QUIET:-0}" = 1 ] && [ "$noisy" -ne 0 ]; then
   grep -E 'ZOO_[A-Z]+@|[Ee]rror' "$work/healthy.err" | head -n 20 >&2
   fail "a healthy run must print no error lines"
 fi
 
-echo "== 9. a lost session: the server freezes past the 6 s session timeout"
+echo "== 10. a lost session: the server freezes past the 6 s session timeout"
 # stdbuf -oL: its first line (printf, no flush) must reach the file before it exits.
 stdbuf -oL "$bin/zklock-example-session-monitor" --timeout-ms 6000 --seconds 15 \
   >"$work/monitor.out" &

@@ -50,6 +50,34 @@ void expect_usage_error(const std::vector<std::string>& args, const std::string&
 
 // ---- Commands and their arguments.
 
+TEST(CommandLineTest, ElectTakesExecsOptionsAValueAndAgain) {
+  const Parsed parsed =
+      parse({"elect", "--value", "host-a", "--again", "--on-lost", "kill", "/svc", "--", "run"});
+  ASSERT_TRUE(parsed.outcome.command_line) << parsed.err;
+  EXPECT_EQ(parsed.line().command, CommandLine::Command::kElect);
+  EXPECT_EQ(parsed.line().exec.path, "/svc");
+  EXPECT_EQ(parsed.line().lock.description, "host-a");
+  EXPECT_TRUE(parsed.line().exec.again);
+  EXPECT_EQ(parsed.line().exec.on_lost, OnLost::kKill);
+  EXPECT_EQ(parsed.line().exec.command, std::vector<std::string>{"run"});
+  expect_usage_error({"elect", "/svc"}, "elect: missing command");
+  expect_usage_error({"elect", "--value", "a", "--description", "b", "/svc", "--", "run"},
+                     "excludes");
+  expect_usage_error({"exec", "--again", "/svc", "--", "run"}, "--again");
+}
+
+TEST(CommandLineTest, LeaderTakesThePathAndWatch) {
+  Parsed parsed = parse({"leader", "/svc"});
+  ASSERT_TRUE(parsed.outcome.command_line) << parsed.err;
+  EXPECT_EQ(parsed.line().command, CommandLine::Command::kLeader);
+  EXPECT_EQ(parsed.line().leader.path, "/svc");
+  EXPECT_FALSE(parsed.line().leader.watch);
+  parsed = parse({"leader", "--watch", "/svc"});
+  ASSERT_TRUE(parsed.outcome.command_line) << parsed.err;
+  EXPECT_TRUE(parsed.line().leader.watch);
+  expect_usage_error({"leader", "/svc", "--", "run"}, "only `zklock exec` and `zklock elect`");
+}
+
 TEST(CommandLineTest, ExecTakesThePathAndEverythingAfterTheFirstSeparatorVerbatim) {
   const Parsed parsed = parse({"exec", "/locks/a", "--", "echo", "a", "--", "-v", "--connect"});
   ASSERT_TRUE(parsed.outcome.command_line) << parsed.err;
@@ -229,8 +257,10 @@ TEST(CommandLineTest, ExecCommandMustComeAfterTheSeparator) {
 }
 
 TEST(CommandLineTest, OnlyExecTakesACommand) {
-  expect_usage_error({"hold", "/l", "--", "true"}, "only `zklock exec` runs a command");
-  expect_usage_error({"status", "/l", "--", "true"}, "only `zklock exec` runs a command");
+  expect_usage_error({"hold", "/l", "--", "true"},
+                     "only `zklock exec` and `zklock elect` run a command");
+  expect_usage_error({"status", "/l", "--", "true"},
+                     "only `zklock exec` and `zklock elect` run a command");
 }
 
 TEST(CommandLineTest, ACommandAndItsLockPathAreRequired) {

@@ -15,6 +15,7 @@ zklock_add_test(cli_test ${CMAKE_CURRENT_LIST_DIR}/cli_process.cpp ${CMAKE_CURRE
                 ${CMAKE_CURRENT_LIST_DIR}/cli_shared_test.cpp
                 ${CMAKE_CURRENT_LIST_DIR}/cli_lock_delay_test.cpp
                 ${CMAKE_CURRENT_LIST_DIR}/cli_revoke_test.cpp
+                ${CMAKE_CURRENT_LIST_DIR}/cli_elect_test.cpp
                 LIBS zklock nlohmann_json::nlohmann_json TIMEOUT 300)
 target_include_directories(cli_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)  # test_env.h
 target_compile_definitions(cli_test PRIVATE ZKLOCK_CLI="$<TARGET_FILE:zklock-cli>")

@@ -37,7 +37,9 @@ constexpr const char* kMainExamples =
     "  zklock exec --timeout 10s /locks/deploy -- sh -c 'make deploy && make smoke-test'\n"
     "  zklock hold --description \"db maintenance\" /locks/db\n"
     "  zklock status --json /locks/deploy\n"
-    "  zklock revoke /locks/reindex\n";
+    "  zklock revoke /locks/reindex\n"
+    "  zklock elect --again /services/scheduler -- ./scheduler\n"
+    "  zklock leader --watch /services/scheduler\n";
 
 // Everything after the first "--" is the command of `zklock exec`, verbatim: CLI11 never sees it
 // (it would swallow a second "--" the command itself needs, as in `git log -- file`).
@@ -83,6 +85,40 @@ constexpr const char* kExecExamples =
     "  zklock exec /locks/nightly-backup -- /usr/local/bin/backup --full\n"
     "  zklock exec --timeout 30s --description \"deploy by $USER\" /locks/deploy -- make deploy\n"
     "  zklock exec --connect zk1:2181,zk2:2181,zk3:2181 /locks/report -- sh -c './report > out'\n";
+
+constexpr const char* kElectFooter =
+    "Synopsis: zklock elect [OPTIONS] ELECTION_PATH -- COMMAND [ARGS...]\n"
+    "\n"
+    "Leader election (zklock::Election): campaigns - queues on ELECTION_PATH, first come, first\n"
+    "served - and runs COMMAND while this participant leads, exactly as `zklock exec` runs it\n"
+    "under a lock: the same environment (ZKLOCK_FENCING_TOKEN is the term), signals forwarded,\n"
+    "and on Lost the command is stopped (--on-lost) before anyone else can lead. --value is\n"
+    "what `zklock leader` shows for this participant. When the command ends the leadership\n"
+    "passes to the next in line; with --again zklock campaigns again.\n"
+    "Curator's LeaderSelector and kazoo's Election (with extra_lock_patterns=[\"-lock-\"]) take\n"
+    "turns with it on one path.\n"
+    "\n";
+
+constexpr const char* kElectExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock elect --value \"$(hostname)\" --again /services/scheduler -- ./scheduler\n"
+    "  zklock elect --revocable /services/reindexer -- ./reindex --all\n";
+
+constexpr const char* kLeaderFooter =
+    "Prints one line: TERM SESSION_ID NODE_PATH VALUE - the leader's term (its fencing token),\n"
+    "its ZooKeeper session (hex), its node and its value (which may contain spaces) - or, when\n"
+    "nobody leads, a message on stderr and exit 66. With --watch: that line for the leader now\n"
+    "and again at each change of leader or value (\"none\" while nobody leads), flushed, until\n"
+    "SIGINT, SIGTERM or SIGHUP (exit 0); a change after which a leader may have come and gone\n"
+    "unseen is noted on stderr.\n"
+    "\n";
+
+constexpr const char* kLeaderExamples =
+    "\n"
+    "Examples:\n"
+    "  zklock leader /services/scheduler\n"
+    "  zklock leader --watch /services/scheduler\n";
 
 constexpr const char* kHoldFooter =
     "Once the lock is held, one line goes to stdout (and is flushed):\n"
@@ -318,12 +354,11 @@ CLI::App* add_lock_path_command(CLI::App& app, const LockPathCommand& spec) {
   return command;
 }
 
-// `exec`, `hold` and `status`, each with its own options and the common and lock ones.
-CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
-                           LockOptions& lock) {
-  auto* command = add_lock_path_command(
-      app, {"exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends",
-            kExecFooter, kExecExamples, &exec.path, &common, &lock});
+// `exec`, `elect`, `hold`, `status`, `revoke` and `leader`, each with its own options and the
+// common ones (and the lock ones for those that take the lock). `exec` and `elect` share theirs
+// (`spec` says which it is).
+CLI::App* add_exec_command(CLI::App& app, const LockPathCommand& spec, ExecOptions& exec) {
+  auto* command = add_lock_path_command(app, spec);
   command->add_option("COMMAND", exec.command_before_separator,
                       "after --: the program to run and its arguments (no shell; use "
                       "sh -c '...' for one)");
@@ -350,6 +385,39 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& exec, CommonOptions& comm
                  "(interactive programs); signals then go to COMMAND alone, not to the "
                  "processes it starts")
       ->group("Command");
+  return command;
+}
+
+CLI::App* add_elect_command(CLI::App& app, ExecOptions& exec, CommonOptions& common,
+                            LockOptions& lock) {
+  auto* command = add_exec_command(
+      app,
+      {"elect", "Campaign for leadership of the path, run COMMAND while leading, stop it on Lost",
+       kElectFooter, kElectExamples, &exec.path, &common, &lock},
+      exec);
+  auto* value = command
+                    ->add_option("--value", lock.description,
+                                 "this participant's value, stored in its node: what `zklock "
+                                 "leader` and Election::leader() show (the same as --description)")
+                    ->type_name("TEXT")
+                    ->group("Election");
+  value->excludes(command->get_option("--description"));
+  command
+      ->add_flag("--again", exec.again,
+                 "campaign again each time COMMAND ends or is stopped (lost, revoked), at most "
+                 "once a second, until zklock gets SIGINT, SIGTERM or SIGHUP")
+      ->group("Election");
+  return command;
+}
+
+CLI::App* add_leader_command(CLI::App& app, LeaderOptions& leader, CommonOptions& common) {
+  auto* command =
+      add_lock_path_command(app, {"leader", "Show who leads the election on the path",
+                                  kLeaderFooter, kLeaderExamples, &leader.path, &common});
+  command
+      ->add_flag("--watch", leader.watch,
+                 "print the leader now and again at every change, until interrupted")
+      ->group("Output");
   return command;
 }
 
@@ -399,16 +467,16 @@ ParseOutcome usage_error(std::ostream& err, const std::string& message) {
   return {std::nullopt, exit_code::kUsage};
 }
 
-// The exec-specific checks on what surrounds "--".
-std::optional<std::string> exec_command_problem(const ExecOptions& exec,
+// The checks of exec and elect (`name`) on what surrounds "--".
+std::optional<std::string> exec_command_problem(const std::string& name, const ExecOptions& exec,
                                                 const SplitArguments& arguments) {
   if (!exec.command_before_separator.empty()) {
-    return "exec: put the command after --, e.g. zklock exec " + exec.path + " -- " +
+    return name + ": put the command after --, e.g. zklock " + name + " " + exec.path + " -- " +
            exec.command_before_separator.front() + " ...";
   }
   if (arguments.rest.empty()) {
-    return std::string(
-        "exec: missing command: zklock exec [options] LOCK_PATH -- COMMAND [ARGS...]");
+    return name + ": missing command: zklock " + name + " [options] " +
+           (name == "elect" ? "ELECTION_PATH" : "LOCK_PATH") + " -- COMMAND [ARGS...]";
   }
   return std::nullopt;
 }
@@ -433,45 +501,57 @@ ParseOutcome parse_command_line(int argc, const char* const argv[],
   app.footer(std::string(kMainFooter) + kExitCodeHelp + kMainExamples);
 
   CommandLine line;
-  CLI::App* exec_command = add_exec_command(app, line.exec, line.common, line.lock);
+  CLI::App* exec_command = add_exec_command(
+      app,
+      {"exec", "Wait for the lock, run COMMAND while holding it, release it when COMMAND ends",
+       kExecFooter, kExecExamples, &line.exec.path, &line.common, &line.lock},
+      line.exec);
   CLI::App* hold_command = add_hold_command(app, line.hold, line.common, line.lock);
   CLI::App* status_command = add_status_command(app, line.status, line.common);
   CLI::App* revoke_command = add_revoke_command(app, line.revoke, line.common);
+  CLI::App* elect_command = add_elect_command(app, line.exec, line.common, line.lock);
+  CLI::App* leader_command = add_leader_command(app, line.leader, line.common);
 
   // zklock itself takes no option with a value: a first word that is not an option names the
   // command. (CLI11 would only say "A subcommand is required" for a misspelt one.)
   const auto is_command = [&](const char* word) {
-    for (const CLI::App* command : {exec_command, hold_command, status_command, revoke_command}) {
+    for (const CLI::App* command : {exec_command, hold_command, status_command, revoke_command,
+                                    elect_command, leader_command}) {
       if (command->check_name(word)) return true;
     }
     return false;
   };
   if (arguments.argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     return usage_error(err, std::string("unknown command '") + argv[1] +
-                                "': expected exec, hold, status or revoke");
+                                "': expected exec, hold, status, revoke, elect or leader");
   }
   try {
     app.parse(arguments.argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every real parse error is bad usage.
     const int code = app.exit(e, out, err);
-    if (code != 0 && exec_command->parsed() && !arguments.separator) {
-      err << "(zklock exec takes its command after --: zklock exec [OPTIONS] LOCK_PATH -- "
-             "COMMAND [ARGS...])\n";
+    if (code != 0 && (exec_command->parsed() || elect_command->parsed()) && !arguments.separator) {
+      err << "(zklock exec and elect take their command after --: zklock exec [OPTIONS] "
+             "LOCK_PATH -- COMMAND [ARGS...])\n";
     }
     return {std::nullopt, code == 0 ? exit_code::kOk : exit_code::kUsage};
   }
 
   CLI::App* command = nullptr;
-  if (exec_command->parsed()) {
-    if (const auto problem = exec_command_problem(line.exec, arguments)) {
+  if (exec_command->parsed() || elect_command->parsed()) {
+    const bool elect = elect_command->parsed();
+    if (const auto problem = exec_command_problem(elect ? "elect" : "exec", line.exec, arguments)) {
       return usage_error(err, *problem);
     }
     line.exec.command = arguments.rest;
-    line.command = CommandLine::Command::kExec;
-    command = exec_command;
+    line.command = elect ? CommandLine::Command::kElect : CommandLine::Command::kExec;
+    command = elect ? elect_command : exec_command;
   } else if (arguments.separator) {
-    return usage_error(err, "unexpected arguments after --: only `zklock exec` runs a command");
+    return usage_error(
+        err, "unexpected arguments after --: only `zklock exec` and `zklock elect` run a command");
+  } else if (leader_command->parsed()) {
+    line.command = CommandLine::Command::kLeader;
+    command = leader_command;
   } else if (hold_command->parsed()) {
     line.command = CommandLine::Command::kHold;
     command = hold_command;

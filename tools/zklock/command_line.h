@@ -8,6 +8,7 @@
 
 #include "exec_command.h"
 #include "hold_command.h"
+#include "leader_command.h"
 #include "options.h"
 #include "revoke_command.h"
 #include "status_command.h"
@@ -15,14 +16,15 @@
 namespace zklock::cli {
 
 struct CommandLine {
-  enum class Command { kExec, kHold, kStatus, kRevoke };
+  enum class Command { kExec, kHold, kStatus, kRevoke, kElect, kLeader };
   Command command = Command::kStatus;
   CommonOptions common;
   LockOptions lock;  // exec and hold
-  ExecOptions exec;
+  ExecOptions exec;  // exec and elect
   HoldOptions hold;
   StatusOptions status;
   RevokeOptions revoke;
+  LeaderOptions leader;
 };
 
 /// A command line to run, or what to exit with instead.

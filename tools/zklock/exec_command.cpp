@@ -59,6 +59,9 @@ class Supervisor {
     }
   }
 
+  /// True once zklock itself was asked to stop (a termination signal, forwarded to the command).
+  bool interrupted() const noexcept { return interrupted_; }
+
  private:
   void on_lost() {
     lost_ = true;
@@ -129,6 +132,7 @@ class Supervisor {
       // In zklock's own process group the command already got what a terminal sent to the group.
       if (!child_.own_process_group() && info.ssi_code == SI_KERNEL) continue;
       console_.note("forwarding " + signal_name(sig) + " to the command");
+      interrupted_ = true;
       child_.signal(sig);
     }
   }
@@ -143,7 +147,15 @@ class Supervisor {
   const std::string path_;
   bool lost_ = false;
   bool revoked_ = false;
+  bool interrupted_ = false;
   std::optional<Clock::time_point> grace_deadline_;
+};
+
+// One run of exec: its exit code, whether the command ran, and whether zklock was interrupted.
+struct ExecRun {
+  int code = exit_code::kOk;
+  bool ran = false;
+  bool interrupted = false;
 };
 
 std::vector<std::pair<std::string, std::string>> lock_environment(const Acquisition& acquisition) {
@@ -178,23 +190,27 @@ std::string on_lost_name(OnLost policy) {
   return std::string(entry != kOnLostNames.end() ? entry->second : "?");
 }
 
-int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
-             const Console& console, SignalReader& signals,
-             const std::vector<int>& inherited_descriptors) {
+namespace {
+
+ExecRun run_exec_once(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
+                      const Console& console, SignalReader& signals,
+                      const std::vector<int>& inherited_descriptors) {
   // Found before queueing: a typo should not wait an hour for the lock to be reported.
   const Command command(exec.command);
 
   CliLock held(exec.path, common, lock, console);
   // From the session opened to the end: the wait for the lock shows in the figures too.
   const auto metrics = listen_for_metrics(lock.metrics_listen, console);
-  if (const auto not_acquired_code = held.acquire(signals)) return *not_acquired_code;
+  if (const auto not_acquired_code = held.acquire(signals)) {
+    return {*not_acquired_code, false, *not_acquired_code >= exit_code::kSignalBase};
+  }
   const Acquisition acquisition = *held.lock().acquisition();
   console.note(std::string(held.lock().shared() ? "acquired (shared) " : "acquired ") + exec.path +
                " (node " + acquisition.node_path + ", fencing token " +
                acquisition.token().to_string() + ")");
   if (held.lock().state() == LockState::kLost) {
     console.error("lock on " + exec.path + " lost before the command could start");
-    return exit_code::kLockLost;
+    return {exit_code::kLockLost, false, false};
   }
 
   Command::StartOptions start;
@@ -207,7 +223,38 @@ int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOpt
   const int code = supervisor.run();
   held.release();
   console.note("released " + exec.path);
-  return code;
+  return {code, true, supervisor.interrupted()};
+}
+
+}  // namespace
+
+int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
+             const Console& console, SignalReader& signals,
+             const std::vector<int>& inherited_descriptors) {
+  return run_exec_once(exec, common, lock, console, signals, inherited_descriptors).code;
+}
+
+int run_elect(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
+              const Console& console, SignalReader& signals,
+              const std::vector<int>& inherited_descriptors) {
+  constexpr auto kMinTerm = std::chrono::seconds(1);
+  for (;;) {
+    const auto started = Clock::now();
+    const ExecRun run = run_exec_once(exec, common, lock, console, signals, inherited_descriptors);
+    if (!exec.again || !run.ran || run.interrupted) return run.code;
+    // A command that ends at once must not make us campaign (open a session, queue) at network
+    // speed: at most one campaign a second. Signals still end it.
+    Wakeup never;
+    for (auto left = kMinTerm - (Clock::now() - started); left > Clock::duration::zero();
+         left = kMinTerm - (Clock::now() - started)) {
+      const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+      for (const auto& info : signals.wait(never, static_cast<int>(ms))) {
+        const int sig = static_cast<int>(info.ssi_signo);
+        if (SignalReader::is_termination(sig)) return exit_code::kSignalBase + sig;
+      }
+    }
+    console.note("campaigning again for " + exec.path);
+  }
 }
 
 }  // namespace zklock::cli

@@ -29,6 +29,7 @@ struct ExecOptions {
   OnLost on_lost = OnLost::kTerm;
   std::chrono::milliseconds grace{5000};
   bool foreground = false;
+  bool again = false;  // elect --again: campaign again after the command ends or is stopped
 };
 
 /// --on-lost's value named `text` (term, kill, ignore); nullopt for any other text.
@@ -41,5 +42,14 @@ std::string on_lost_name(OnLost policy);
 int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
              const Console& console, SignalReader& signals,
              const std::vector<int>& inherited_descriptors);
+
+/// Runs `zklock elect`: run_exec() on the election path (the lock node's description is --value,
+/// so `zklock leader` and Election::leader() show it). With --again, campaigns again each time the
+/// command ends or is stopped (lost, revoked) - at most once a second - until zklock itself gets
+/// SIGINT, SIGTERM or SIGHUP, or a campaign times out (--timeout).
+/// Returns: the last run's exit code (as run_exec()), or 128 + N for a signal between runs.
+int run_elect(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
+              const Console& console, SignalReader& signals,
+              const std::vector<int>& inherited_descriptors);
 
 }  // namespace zklock::cli

@@ -3,6 +3,9 @@
 //   zklock exec [options] LOCK_PATH -- COMMAND [ARGS...]
 //   zklock hold [options] LOCK_PATH
 //   zklock status [options] [--json | --watch [--interval DURATION]] LOCK_PATH
+//   zklock revoke [options] [--node NAME] LOCK_PATH
+//   zklock elect [options] [--value TEXT] [--again] ELECTION_PATH -- COMMAND [ARGS...]
+//   zklock leader [options] [--watch] ELECTION_PATH
 //
 // main() parses the command line (command_line.h), then runs one command and turns its outcome -
 // a return value, or an exception - into the exit code documented in exit_codes.h.
@@ -67,6 +70,16 @@ int run_command(const CommandLine& line, const Console& console,
       return run_status(line.status, line.common, console);
     case CommandLine::Command::kRevoke:
       return run_revoke(line.revoke, line.common, console);
+    case CommandLine::Command::kElect: {
+      SignalReader signals;
+      return run_elect(line.exec, line.common, line.lock, console, signals, inherited_descriptors);
+    }
+    case CommandLine::Command::kLeader:
+      if (line.leader.watch) {
+        SignalReader signals;
+        return run_leader_watch(line.leader, line.common, console, signals);
+      }
+      return run_leader(line.leader, line.common, console);
   }
   return exit_code::kSoftware;
 }
