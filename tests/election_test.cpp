@@ -117,6 +117,21 @@ TEST(ElectionTest, OneLeadsTheNextTakesOverOnResign) {
   EXPECT_THROW((void)a.term(), Error);
 }
 
+TEST(ElectionTest, LatchNamedAndLockNamedParticipantsShareOneQueue) {
+  ElectionOptions latch = with_value("latch-named");
+  latch.curator_latch_names = true;
+  TwoParticipants p("latch-names", latch, with_value("lock-named"));
+  p.first.campaign();
+  EXPECT_NE(p.first.leadership()->node_path.find("-latch-"), std::string::npos);
+  auto next = p.second.campaign_future();
+  EXPECT_EQ(next.wait_for(300ms), std::future_status::timeout);  // it queues behind the latch
+  EXPECT_EQ(p.second.leader()->value, "latch-named");
+  p.first.resign();
+  Hold leadership = next.get();
+  EXPECT_NE(leadership.acquisition().node_path.find("-lock-"), std::string::npos);
+  EXPECT_EQ(p.first.leader()->value, "lock-named");
+}
+
 TEST(ElectionTest, ProclaimChangesTheValueWithinTheTerm) {
   auto server = shared_server();
   Session s(options_for(server.connect));

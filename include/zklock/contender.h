@@ -20,7 +20,8 @@ enum class NodeNaming {
 /// What a contender queues for: its node's marker.
 enum class ContenderKind {
   kExclusive,  // "-lock-": zklock's Mutex, Curator's InterProcessMutex; also kazoo's "__lock__",
-               // which kazoo's Lock and its WriteLock both write
+               // which kazoo's Lock and its WriteLock both write, and "-latch-": Curator's
+               // LeaderLatch (and zklock's Election with ElectionOptions::curator_latch_names)
   kWrite,      // "__WRIT__": the write side of zklock's SharedMutex and Curator's read/write lock
   kRead,       // "__READ__" (zklock's SharedMutex, Curator) or "__rlock__" (kazoo's ReadLock)
 };

@@ -14,7 +14,8 @@
 // promise (the leader is told Lost before the server can let another participant lead), a term
 // token (the FencingToken of its node, czxid first) for the resources it writes. Interop: Curator's
 // LeaderSelector is an InterProcessMutex and queues with us on one path, as kazoo's Election (a
-// Lock) does when given extra_lock_patterns=["-lock-"] (docs/recipe.md).
+// Lock) does when given extra_lock_patterns=["-lock-"]; Curator's LeaderLatch does with
+// ElectionOptions::curator_latch_names (docs/recipe.md).
 #pragma once
 
 #include <chrono>
@@ -46,6 +47,12 @@ struct ElectionOptions {
   std::string value;
   /// Create missing parents of the path as CONTAINER nodes (see MutexOptions::container_parents).
   bool container_parents = false;
+  /// Name this participant's node as Apache Curator's LeaderLatch names its own
+  /// ("_c_<uuid>-latch-N") instead of as a lock ("_c_<uuid>-lock-N"). LeaderLatch orders only
+  /// "latch-" nodes correctly: a path shared with LeaderLatch participants needs it. zklock
+  /// orders both namings, so zklock participants may mix them; Curator's LeaderSelector (a lock)
+  /// orders only "lock-" nodes: a path it shares must not use it.
+  bool curator_latch_names = false;
   /// Called when the leadership changes state (Held -> Suspended -> Held | Lost), on the Session's
   /// event thread (see MutexOptions::on_state_change).
   std::function<void(LockState state, const Acquisition& leadership)> on_state_change;

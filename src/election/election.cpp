@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "election/leader_watch.h"
+#include "lock/hold_access.h"
 #include "lock/holder_identity.h"
 #include "lock/mutex_core.h"
 #include "session/session_core.h"
@@ -38,7 +39,9 @@ MutexOptions Election::mutex_options(const ElectionOptions& options) {
 Election::Election(Session& session, std::string path, ElectionOptions options)
     : session_(session),
       options_(std::move(options)),
-      mutex_(session, std::move(path), mutex_options(options_)) {}
+      mutex_(session, std::move(path), mutex_options(options_)) {
+  if (options_.curator_latch_names) detail::MutexAccess::core(mutex_).use_latch_names();
+}
 
 Election::~Election() = default;
 

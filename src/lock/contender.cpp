@@ -8,6 +8,7 @@ namespace zklock {
 namespace {
 
 constexpr std::string_view kCuratorMarker = "-lock-";
+constexpr std::string_view kCuratorLatchMarker = "-latch-";  // Curator's LeaderLatch
 constexpr std::string_view kKazooMarker = "__lock__";
 constexpr std::string_view kKazooReadMarker = "__rlock__";
 constexpr std::string_view kReadMarker = "__READ__";   // Curator's InterProcessReadWriteLock
@@ -52,6 +53,22 @@ NodeNaming curator_naming(std::string_view name) noexcept {
                                                                      : NodeNaming::kPlain;
 }
 
+// "<prefix><marker>NNNNNNNNNN", an exclusive contender in Curator's naming. A negative sequence
+// follows the marker with its own '-' ("-lock--000000005"); rfind picks the marker itself only if
+// the sign is not mistaken for it, so try both positions.
+std::optional<ParsedContenderName> parse_curator_exclusive(std::string_view name,
+                                                           std::string_view marker) noexcept {
+  auto at = name.rfind(marker);
+  while (at != std::string_view::npos) {
+    if (auto seq = parse_sequence(name.substr(at + marker.size()))) {
+      return ParsedContenderName{*seq, curator_naming(name), ContenderKind::kExclusive};
+    }
+    if (at == 0) break;
+    at = name.rfind(marker, at - 1);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool is_read_write_lock_node(std::string_view name) noexcept {
@@ -69,17 +86,9 @@ std::optional<ParsedContenderName> parse_contender_name(std::string_view name) n
     return parsed;
   if (auto parsed = parse_after(name, kWriteMarker, curator_naming(name), ContenderKind::kWrite))
     return parsed;
-  // A negative sequence follows the marker with its own '-' ("-lock--000000005"); rfind picks the
-  // marker itself only if the sign is not mistaken for it, so try both positions.
-  auto at = name.rfind(kCuratorMarker);
-  while (at != std::string_view::npos) {
-    if (auto seq = parse_sequence(name.substr(at + kCuratorMarker.size()))) {
-      return ParsedContenderName{*seq, curator_naming(name), ContenderKind::kExclusive};
-    }
-    if (at == 0) break;
-    at = name.rfind(kCuratorMarker, at - 1);
-  }
-  return std::nullopt;
+  // Curator's InterProcessMutex (and LeaderSelector): "-lock-"; its LeaderLatch: "-latch-".
+  if (auto parsed = parse_curator_exclusive(name, kCuratorMarker)) return parsed;
+  return parse_curator_exclusive(name, kCuratorLatchMarker);
 }
 
 bool sequence_order_reliable(const std::vector<std::string>& names) noexcept {

@@ -7,7 +7,7 @@
 
 namespace zklock::detail {
 
-std::string lock_node_prefix(const std::string& uuid, ContenderKind kind) {
+std::string lock_node_prefix(const std::string& uuid, ContenderKind kind, bool latch) {
   switch (kind) {
     case ContenderKind::kRead:
       return "_c_" + uuid + "-__READ__";
@@ -16,14 +16,14 @@ std::string lock_node_prefix(const std::string& uuid, ContenderKind kind) {
     case ContenderKind::kExclusive:
       break;
   }
-  return "_c_" + uuid + "-lock-";
+  return "_c_" + uuid + (latch ? "-latch-" : "-lock-");
 }
 
 std::string node_name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 std::vector<std::string> own_nodes(const std::vector<std::string>& children,
-                                   const std::string& uuid, ContenderKind kind) {
-  const std::string prefix = lock_node_prefix(uuid, kind);
+                                   const std::string& uuid, ContenderKind kind, bool latch) {
+  const std::string prefix = lock_node_prefix(uuid, kind, latch);
   std::vector<std::string> ours;
   for (const auto& child : children) {
     if (child.size() > prefix.size() && child.compare(0, prefix.size(), prefix) == 0 &&

@@ -14,9 +14,10 @@
 namespace zklock::detail {
 
 /// Returns: the name a lock node of attempt `uuid` queueing as `kind` is created with; ZooKeeper
-/// appends the sequence.
+/// appends the sequence. `latch`: an exclusive node named as Curator's LeaderLatch names its
+/// nodes ("_c_<uuid>-latch-"), for an Election that shares its path with LeaderLatch.
 std::string lock_node_prefix(const std::string& uuid,
-                             ContenderKind kind = ContenderKind::kExclusive);
+                             ContenderKind kind = ContenderKind::kExclusive, bool latch = false);
 
 /// Returns: the last segment of a node path ("/locks/x/_c_..-lock-0000000001" ->
 /// "_c_..-lock-0000000001").
@@ -26,7 +27,8 @@ std::string node_name_of(const std::string& path);
 /// first (after a lost create reply there may be more than one).
 std::vector<std::string> own_nodes(const std::vector<std::string>& children,
                                    const std::string& uuid,
-                                   ContenderKind kind = ContenderKind::kExclusive);
+                                   ContenderKind kind = ContenderKind::kExclusive,
+                                   bool latch = false);
 
 /// A child of a lock path that is a contender, parsed once per listing.
 struct ListedContender {

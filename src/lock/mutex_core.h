@@ -99,6 +99,10 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   /// "zklock::Mutex(\"<path>\")" or "zklock::SharedMutex(\"<path>\")", for messages.
   std::string context() const;
   SessionCore& session() const noexcept { return *session_; }
+  /// Names exclusive nodes as Curator's LeaderLatch does ("_c_<uuid>-latch-N"; Election with
+  /// ElectionOptions::curator_latch_names). Before the first request only: the completion
+  /// threads read it without the lock.
+  void use_latch_names() noexcept { latch_names_ = true; }
 
   void on_session_change() override;
   std::size_t nodes_on_server() const override;
@@ -251,6 +255,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   const MutexOptions options_;
   const bool read_write_;
   const std::string node_data_;
+  bool latch_names_ = false;  // use_latch_names(): set once, before any request
   // Where its acquisitions count (null: nowhere), by kind: a Mutex's exclusive, a SharedMutex's
   // read and write sides.
   LockMeter* const exclusive_meter_;

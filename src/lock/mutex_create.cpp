@@ -37,7 +37,7 @@ void MutexCore::start_create_locked(const AttemptPtr& a) {
   if (lock_delay_on()) prepare_lock_delay_locked(a, *c, step);
   auto self = shared_from_this();
   // Curator's protected name, so Curator contenders queue with us on one path.
-  c->create(path_ + "/" + lock_node_prefix(a->uuid, a->kind), node_data_,
+  c->create(path_ + "/" + lock_node_prefix(a->uuid, a->kind, latch_names_), node_data_,
             NodeMode::kEphemeralSequential, session_->node_acl(),
             [self, a, step](OpResult&& r) { self->on_created(a, step, std::move(r)); });
   // Pipelined: the server answers one session's requests in order, so this listing sees the create.
@@ -210,7 +210,7 @@ void MutexCore::on_recovery_listing(const AttemptPtr& a, unsigned step, OpResult
     cleaning ? finish_cleanup_locked(a) : fail_locked(a, r.rc);
     return;
   }
-  std::vector<std::string> ours = own_nodes(r.children, a->uuid, a->kind);
+  std::vector<std::string> ours = own_nodes(r.children, a->uuid, a->kind, latch_names_);
   if (ours.empty()) {  // the create never happened
     cleaning ? finish_cleanup_locked(a) : start_create_locked(a);
     return;

@@ -1,13 +1,18 @@
-// Interop contender: Apache Curator's InterProcessMutex, or either side of its
-// InterProcessReadWriteLock, on a lock path that zklock and kazoo contenders share
+// Interop contender: Apache Curator's InterProcessMutex, either side of its
+// InterProcessReadWriteLock, or a participant of its LeaderSelector or LeaderLatch election, on a
+// path that zklock and kazoo contenders share
 // (tests/interop/interop_test.cpp and shared_interop_test.cpp start it as a child process).
 //
 // usage: java CuratorContender CONNECT LOCK_PATH ITERATIONS LOGFILE NAME [HOLD_MS] [options]
 //   options: --queue-once          exactly one acquisition (ITERATIONS is ignored)
 //            --start-file PATH     after connecting, wait until PATH exists before the first acquire
 //            --hold-until PATH     inside the lock, hold until PATH exists (instead of HOLD_MS)
-//            --mode mutex|read|write  InterProcessMutex (the default), or the read or the write
-//                                  lock of an InterProcessReadWriteLock (its node data is NAME too)
+//            --mode mutex|read|write|selector|latch  InterProcessMutex (the default), the read or
+//                                  the write lock of an InterProcessReadWriteLock (its node data
+//                                  is NAME too), or leadership: a LeaderSelector (id NAME, one
+//                                  takeLeadership() per iteration, requeued) or a LeaderLatch (id
+//                                  NAME, started and closed once per iteration); "inside the
+//                                  lock" is then "while leading"
 //            --revocable           the mutex is made revocable: a request prints "revocation
 //                                  requested" and ends a --hold-until hold (creates that file)
 //            --revoke NODE_PATH    no lock: asks the holder of NODE_PATH to let go with Curator's
@@ -36,7 +41,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.stream.Stream;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.Revoker;
@@ -60,6 +70,56 @@ public final class CuratorContender {
     try (Stream<Path> files = Files.list(logPath.getParent())) {
       return files.anyMatch(p -> p.getFileName().toString().startsWith(readerPrefix));
     }
+  }
+
+  interface Critical {
+    int run() throws Exception;
+  }
+
+  // LeaderSelector: each takeLeadership() is one term (one iteration); requeued until done.
+  private static int leadWithSelector(ContenderSupport support, String path, String name,
+                                      int iterations, Critical critical) throws Exception {
+    final CountDownLatch done = new CountDownLatch(1);
+    final AtomicInteger terms = new AtomicInteger();
+    final AtomicInteger outcome = new AtomicInteger();
+    LeaderSelector selector = new LeaderSelector(support.client, path,
+        new LeaderSelectorListenerAdapter() {
+          @Override
+          public void takeLeadership(CuratorFramework client) throws Exception {
+            int code;
+            try {
+              code = critical.run();
+            } catch (Exception e) {
+              code = ContenderSupport.failed("CuratorContender", e);
+            }
+            if (code != 0) outcome.compareAndSet(0, code);
+            if (code != 0 || terms.incrementAndGet() == iterations) done.countDown();
+          }
+        });
+    selector.setId(name);
+    selector.autoRequeue();
+    selector.start();
+    ContenderSupport.say("queued selector");
+    done.await();
+    selector.close();
+    return outcome.get();
+  }
+
+  // LeaderLatch: one latch per term: start, await leadership, the critical section, close.
+  private static int leadWithLatch(ContenderSupport support, String path, String name,
+                                   int iterations, Critical critical) throws Exception {
+    for (int k = 0; k < iterations; k++) {
+      LeaderLatch latch = new LeaderLatch(support.client, path, name);
+      latch.start();
+      latch.await();
+      try {
+        final int code = critical.run();
+        if (code != 0) return code;
+      } finally {
+        latch.close();
+      }
+    }
+    return 0;
   }
 
   public static void main(String[] args) {
@@ -97,7 +157,8 @@ public final class CuratorContender {
       System.err.println("CuratorContender: bad arguments: " + e);
       return 2;
     }
-    if (!mode.equals("mutex") && !mode.equals("read") && !mode.equals("write")) {
+    if (!mode.equals("mutex") && !mode.equals("read") && !mode.equals("write")
+        && !mode.equals("selector") && !mode.equals("latch")) {
       System.err.println("CuratorContender: bad --mode " + mode);
       return 2;
     }
@@ -115,6 +176,32 @@ public final class CuratorContender {
         Revoker.attemptRevoke(support.client, revokeNode);
         ContenderSupport.say("revoke sent");
         return 0;
+      }
+      final long hold = holdMs;
+      final Path until = holdUntil;
+      if (mode.equals("selector") || mode.equals("latch")) {
+        // One critical section per term; its outcome: 0 fine, 3 violated.
+        final Critical critical = () -> {
+          support.event("enter", name);
+          boolean violated;
+          try {
+            Files.createFile(marker);
+            violated = readersInside(logPath, readerPrefix);
+          } catch (FileAlreadyExistsException e) {
+            violated = true;
+          }
+          if (violated) {
+            support.event("VIOLATION", name);
+            return 3;
+          }
+          ContenderSupport.hold(until, hold);
+          Files.delete(marker);
+          support.event("exit", name);
+          return 0;
+        };
+        return mode.equals("selector")
+            ? leadWithSelector(support, lockPath, name, iterations, critical)
+            : leadWithLatch(support, lockPath, name, iterations, critical);
       }
       InterProcessMutex mutex;
       if (mode.equals("mutex")) {

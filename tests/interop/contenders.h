@@ -80,7 +80,9 @@ struct ContenderArgs {
   bool queue_once = false;
   // What the contender takes: "" the library's exclusive lock (zklock's Mutex, Curator's
   // InterProcessMutex, kazoo's Lock); "read" / "write" a side of its read/write lock (zklock's
-  // SharedMutex, Curator's InterProcessReadWriteLock, kazoo's ReadLock / WriteLock).
+  // SharedMutex, Curator's InterProcessReadWriteLock, kazoo's ReadLock / WriteLock); leadership
+  // of an election: "election" (zklock's Election, kazoo's Election), "selector" (Curator's
+  // LeaderSelector), "latch" (Curator's LeaderLatch; zklock's Election with latch names).
   std::string mode;
   // Curator only: its mutex is revocable (a request ends a hold_until hold); or, with
   // revoke_node, no lock at all - it asks that node's holder to let go (Revoker) and exits.
@@ -138,7 +140,12 @@ void expect_exit(Peer& peer, int code, std::chrono::milliseconds limit = kRunLim
 class ZklockContender {
  public:
   explicit ZklockContender(const ContenderArgs& a) : args_(a), session_(options_for(a.connect)) {
-    if (a.mode.empty()) {
+    if (a.mode == "election" || a.mode == "latch") {
+      ElectionOptions o;
+      o.value = a.name;
+      o.curator_latch_names = a.mode == "latch";
+      election_.emplace(session_, a.lock_path, o);
+    } else if (a.mode.empty()) {
       mutex_.emplace(session_, a.lock_path, mutex_options(a.name));
     } else {
       shared_.emplace(session_, a.lock_path, mutex_options(a.name));
@@ -153,6 +160,7 @@ class ZklockContender {
     gate_.notify_all();
     if (!finished()) {
       if (mutex_) mutex_->cancel();  // a lock() waiting now
+      if (election_) election_->cancel();
       if (shared_) shared_->cancel();
       session_.close();  // and any later one (fails with ClosedError)
     }
@@ -180,7 +188,8 @@ class ZklockContender {
   }
   Session& session() { return session_; }
   const std::string& name() const { return args_.name; }
-  // Our node while queued or holding (contenders() of the path: the one our session owns).
+  // Our node while queued or holding (contenders() of the path: the one our session owns); a
+  // lock's contender only.
   std::optional<std::string> node() const;
 
  private:
@@ -200,6 +209,7 @@ class ZklockContender {
   Session session_;
   std::optional<Mutex> mutex_;         // mode ""
   std::optional<SharedMutex> shared_;  // mode "read" or "write"
+  std::optional<Election> election_;   // mode "election" or "latch"
   std::mutex gate_mutex_;
   std::condition_variable gate_;
   bool go_ = false;

@@ -46,46 +46,12 @@ namespace {
 class InteropTest : public InteropFixture {
  protected:
   // The tests run once per peer library; each skips - or fails - without it (ZKLOCK_REQUIRE_PEER).
-  void run_mixed_exclusion(Lib peer_lib);
   void run_lock_delay_beside(Lib peer_lib);
 };
 
 // ---------------------------------------------------------------------------------------------
-// Mixed mutual exclusion: two peer processes of one library and two zklock threads, all looping
-// on one path at once. No VIOLATION, strictly alternating enter/exit and increasing times in the
-// shared log, everyone completed. A side that ignored the other side's nodes would hold together
-// with it; the test also checks that the two libraries really did alternate (their activity
-// overlapped), which is what makes "no overlap" mean something.
-void InteropTest::run_mixed_exclusion(Lib peer_lib) {
-  ZKLOCK_REQUIRE_PEER(peer_check(peer_lib));
-  constexpr int kIterations = 15;
-  constexpr int kHoldMs = 20;
-  for (int i = 1; i <= 2; ++i) {
-    for (const Lib lib : {peer_lib, Lib::kZklock}) {
-      ContenderArgs a = args(name_prefix(lib) + std::to_string(i), kIterations, kHoldMs);
-      a.start_file = start_file_;
-      start(lib, a);
-    }
-  }
-  ASSERT_TRUE(open_start_line());
-  expect_all_done();
-
-  const auto events = read_events(log_);
-  EXPECT_EQ(exclusion_problem(events, expected_), "") << "log:\n" << read_file(log_);
-  const auto order = enter_order(events);
-  int to_zklock = 0, to_peer = 0;
-  for (std::size_t i = 1; i < order.size(); ++i) {
-    const Lib from = lib_of_[order[i - 1]], to = lib_of_[order[i]];
-    if (from != to) ++(to == Lib::kZklock ? to_zklock : to_peer);
-  }
-  EXPECT_GE(to_zklock, 1) << "no hand-over from " << lib_name(peer_lib) << " to zklock:\n"
-                          << read_file(log_);
-  EXPECT_GE(to_peer, 1) << "no hand-over from zklock to " << lib_name(peer_lib) << ":\n"
-                        << read_file(log_);
-
-  expect_lock_path_clean(observer_, server_.port, path_);
-}
-
+// Mixed mutual exclusion (InteropFixture::run_mixed_exclusion): two peer processes of one library
+// and two zklock threads, all looping on one path at once.
 TEST_F(InteropTest, CuratorAndZklockExcludeEachOther) { run_mixed_exclusion(Lib::kCurator); }
 
 TEST_F(InteropTest, KazooAndZklockExcludeEachOther) { run_mixed_exclusion(Lib::kKazoo); }

@@ -9,7 +9,9 @@ usage: kazoo_contender.py CONNECT LOCK_PATH ITERATIONS LOGFILE NAME [HOLD_MS] [o
   options: --queue-once          exactly one acquisition (ITERATIONS is ignored)
            --start-file PATH     after connecting, wait until PATH exists before the first acquire
            --hold-until PATH     inside the lock, hold until PATH exists (instead of HOLD_MS)
-           --mode lock|read|write  Lock (the default), ReadLock or WriteLock
+           --mode lock|read|write|election  Lock (the default), ReadLock, WriteLock, or an
+                                 Election participant (its identifier NAME; one run() per
+                                 iteration; "inside the lock" is then "while leading")
            --patterns P1,P2,...  the lock's extra_lock_patterns instead of the mode's default
                                  (an empty argument: none)
 
@@ -17,6 +19,9 @@ The default extra_lock_patterns make kazoo see the other libraries' nodes:
   lock   ["-lock-"]: it queues behind zklock's and Curator's "_c_<uuid>-lock-NNNNNNNNNN" nodes.
   write  ["-lock-", "__READ__", "__WRIT__"]: behind every reader and writer of zklock's SharedMutex
          and Curator's InterProcessReadWriteLock too.
+  election ["-lock-"]: kazoo's Election is a Lock (client.Lock(path, identifier)) and takes no
+         patterns of its own: its lock is replaced by the same Lock with them - the one thing it
+         needs to queue behind zklock's and Curator's leaders.
   read   ["-lock-", "__WRIT__", "__rlock__"]: behind their writers. "__rlock__" is kazoo's own
          reader name: kazoo 2.8's ReadLock does not find its own node among its contenders
          without it (python-zk/kazoo#649, fixed by #650) and takes the LAST writer in the queue as
@@ -48,6 +53,7 @@ import sys
 import time
 
 from kazoo.client import KazooClient
+from kazoo.recipe.election import Election
 from kazoo.recipe.lock import Lock, ReadLock, WriteLock
 
 POLL_S = 0.002            # file waits (start, hold-until) poll at this interval
@@ -89,6 +95,7 @@ class ReportingWriteLock(Reporting, WriteLock):
 
 MODES = {
     "lock": (ReportingLock, ["-lock-"]),
+    "election": (ReportingLock, ["-lock-"]),
     "read": (ReportingReadLock, ["-lock-", "__WRIT__", "__rlock__"]),
     "write": (ReportingWriteLock, ["-lock-", "__READ__", "__WRIT__"]),
 }
@@ -170,27 +177,44 @@ def main(argv):
         if o["patterns"] is not None:
             patterns = o["patterns"]
         lock = lock_class(zk, o["path"], name, extra_lock_patterns=patterns)
+
+        def critical():
+            """The critical section; returns 0, or the exit status to end with."""
+            append("enter %s %d" % (name, time.monotonic_ns()))
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                bad = violated()
+            except FileExistsError:
+                bad = True
+            if bad:
+                append("VIOLATION %s %d" % (name, time.monotonic_ns()))
+                return 3
+            if o["hold_until"]:
+                if not wait_for_file(o["hold_until"]):
+                    print("kazoo_contender: hold-until file never appeared: " + o["hold_until"],
+                          file=sys.stderr)
+                    return 4
+            elif o["hold_ms"] > 0:
+                time.sleep(o["hold_ms"] / 1000.0)  # the critical section's work, not synchronisation
+            os.unlink(marker)
+            append("exit %s %d" % (name, time.monotonic_ns()))
+            return 0
+
+        if o["mode"] == "election":
+            election = Election(zk, o["path"], name)
+            election.lock = lock  # the same Lock, with the patterns (see above)
+            for _ in range(o["iterations"]):
+                outcome = []
+                election.run(lambda: outcome.append(critical()))
+                if outcome and outcome[0] != 0:
+                    return outcome[0]
+            return 0
         for _ in range(o["iterations"]):
             lock.acquire()
             try:
-                append("enter %s %d" % (name, time.monotonic_ns()))
-                try:
-                    os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-                    bad = violated()
-                except FileExistsError:
-                    bad = True
-                if bad:
-                    append("VIOLATION %s %d" % (name, time.monotonic_ns()))
-                    return 3
-                if o["hold_until"]:
-                    if not wait_for_file(o["hold_until"]):
-                        print("kazoo_contender: hold-until file never appeared: " + o["hold_until"],
-                              file=sys.stderr)
-                        return 4
-                elif o["hold_ms"] > 0:
-                    time.sleep(o["hold_ms"] / 1000.0)  # the critical section's work, not synchronisation
-                os.unlink(marker)
-                append("exit %s %d" % (name, time.monotonic_ns()))
+                code = critical()
+                if code != 0:
+                    return code
             finally:
                 lock.release()
         return 0

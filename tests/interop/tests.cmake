@@ -56,8 +56,9 @@ endif()
 
 # interop_test: the exclusive locks (interop_test.cpp); shared_interop_test: the read/write locks
 # (shared_interop_test.cpp: zklock's SharedMutex, Curator's InterProcessReadWriteLock, kazoo's
-# ReadLock and WriteLock). Same contender programs, same peers.
-foreach(_interop_test IN ITEMS interop_test shared_interop_test)
+# ReadLock and WriteLock); election_interop_test: the elections (zklock's Election, Curator's
+# LeaderSelector and LeaderLatch, kazoo's Election). Same contender programs, same peers.
+foreach(_interop_test IN ITEMS interop_test shared_interop_test election_interop_test)
   zklock_add_test(${_interop_test} ${_interop_dir}/${_interop_test}.cpp ${_interop_dir}/contenders.cpp
                   ${_interop_dir}/event_log.cpp LIBS zklock TIMEOUT 240 LABELS interop)
   target_compile_definitions(${_interop_test} PRIVATE

@@ -36,6 +36,18 @@ TEST(ContenderNameTest, ParsesPlainLockNames) {
   EXPECT_EQ(parsed("-lock-0000000001"), "plain 1");
 }
 
+TEST(ContenderNameTest, ParsesCuratorLeaderLatchNamesAsExclusive) {
+  EXPECT_EQ(parsed(std::string(kUuid) + "-latch-0000000005"), "protected 5");
+  EXPECT_EQ(parsed("latch-0000000003"), "not a contender");  // no '-' before the marker
+  EXPECT_EQ(parsed("x-latch--000000005"), "plain -5");
+  EXPECT_EQ(parse_contender_name(std::string(kUuid) + "-latch-0000000005")->kind,
+            ContenderKind::kExclusive);
+  // In one queue with lock names, by the number alone.
+  EXPECT_EQ(
+      queue_order({"b-lock-0000000002", "a-latch-0000000001", "c-latch-0000000003"}),
+      (std::vector<std::string>{"a-latch-0000000001", "b-lock-0000000002", "c-latch-0000000003"}));
+}
+
 TEST(ContenderNameTest, ParsesKazooNames) {
   EXPECT_EQ(parsed("0123456789abcdef0123456789abcdef__lock__0000000999"), "kazoo 999");
 }
