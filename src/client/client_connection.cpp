@@ -35,6 +35,11 @@ ClientConnection::ClientConnection(const std::string& connect,
                                "\": the ZooKeeper client refused it (" +
                                std::generic_category().message(errno) + ")");
   }
+  // Our list is numeric and SessionCore re-resolves host names on its own schedule: the I/O
+  // thread need not call getaddrinfo on every turn of its loop while connected (it does so under
+  // the lock zoo_set_servers takes, and getaddrinfo asks the kernel over netlink, which can wait
+  // behind network reconfiguration). It still does on each new connection.
+  zoo_set_servers_resolution_delay(zh_, -1);
 }
 
 ClientConnection::~ClientConnection() { close(Errc::closed); }
@@ -69,21 +74,33 @@ ConnectionPhase ClientConnection::phase() const noexcept {
 }
 
 void ClientConnection::set_servers(const std::string& addresses) {
-  std::lock_guard lock(mutex_);
-  if (closed_ || zh_ == nullptr) return;
-  const std::string hosts = client_hosts(addresses);
-  if (hosts == hosts_) return;
-  hosts_ = hosts;
-  zoo_set_servers(zh_, hosts_.c_str());  // numeric: no resolver is asked
+  std::shared_lock handle(handle_mutex_);  // zh_ stays open; mutex_ is not held while we wait
+  zhandle_t* zh = nullptr;
+  std::string hosts = client_hosts(addresses);
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || zh_ == nullptr || hosts == hosts_) return;
+    hosts_ = hosts;
+    zh = zh_;
+  }
+  // Numeric, but the C client still calls getaddrinfo, which may wait (handle_mutex_).
+  zoo_set_servers(zh, hosts.c_str());
 }
 
 std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even_if_connected) {
   bool moved = false;
   BootClock::time_point closed_at;
   {
-    std::lock_guard lock(mutex_);
-    if (closed_ || zh_ == nullptr) return std::nullopt;
-    const int state = zoo_state(zh_);
+    std::shared_lock handle(handle_mutex_);  // zh_ stays open; mutex_ is not held while we wait
+    zhandle_t* zh = nullptr;
+    std::string hosts;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_ || zh_ == nullptr) return std::nullopt;
+      zh = zh_;
+      hosts = hosts_;
+    }
+    const int state = zoo_state(zh);
     if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return std::nullopt;
     if (state == 0) return std::nullopt;  // between attempts: the next one opens a socket anyway
     const bool up = state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE;
@@ -96,11 +113,11 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
     // on the new one then mismatches their order and it drops that connection and fails them
     // once more - a second, ordinary reconnect. SessionCore waits for an answer before it counts
     // the new connection.)
-    const std::string twice = hosts_ + "," + hosts_;
+    const std::string twice = hosts + "," + hosts;
     for (int attempt = 0; attempt < 48 && !moved; ++attempt) {
-      zoo_set_servers(zh_, twice.c_str());
-      moved = zoo_state(zh_) == ZOO_NOTCONNECTED_STATE;
-      zoo_set_servers(zh_, hosts_.c_str());
+      zoo_set_servers(zh, twice.c_str());
+      moved = zoo_state(zh) == ZOO_NOTCONNECTED_STATE;
+      zoo_set_servers(zh, hosts.c_str());
     }
     closed_at = BootClock::now();
   }
@@ -203,8 +220,12 @@ void ClientConnection::close(Errc code) {
       drained_.wait_for(lock, kCloseDrainWait, [&] { return pending_.empty(); });
     }
   }
-  // Outside our lock: completions running on the C client's thread during close take it.
-  if (zh) zookeeper_close(zh);
+  // Outside our lock: completions running on the C client's thread during close take it. Once no
+  // set_servers or force_reconnect is using the handle.
+  if (zh) {
+    std::unique_lock handle(handle_mutex_);
+    zookeeper_close(zh);
+  }
   {
     std::lock_guard lock(mutex_);
     zh_ = nullptr;

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -204,7 +205,14 @@ class ClientConnection {
 
   static constexpr std::chrono::milliseconds kCloseDrainWait{500};
 
-  mutable std::mutex mutex_;         // guards zh_ use vs close, pending_, watches_, next_id_
+  mutable std::mutex mutex_;  // guards zh_ use vs close, pending_, watches_, next_id_
+  // Held shared around the C calls that may wait for the C client's I/O thread -
+  // zoo_set_servers takes the lock the I/O thread holds while it resolves addresses, and
+  // getaddrinfo(AI_ADDRCONFIG) asks the kernel over netlink, which can wait seconds behind network
+  // reconfiguration - and exclusively by close() around zookeeper_close: mutex_ is never held
+  // across them, so requests, completions and the monitor's reads of the state never wait there.
+  // Lock order: handle_mutex_, then mutex_.
+  mutable std::shared_mutex handle_mutex_;
   std::condition_variable drained_;  // pending_ became empty
   zhandle_t* zh_ = nullptr;
   bool closed_ = false;

@@ -139,6 +139,7 @@ void SessionCore::start() {
     open_generation_locked(1);
   }
   monitor_ = std::thread([this] { monitor_loop(); });
+  reconnector_ = std::thread([this] { reconnector_loop(); });
   events_.start();
   reaper_ = std::thread([this] { reaper_loop(); });
   // Beside the first connect; Session's constructor waits for both (finish_probe()).
@@ -551,6 +552,13 @@ void SessionCore::close() noexcept {
   }
   wake_monitor();
   if (monitor_.joinable()) monitor_.join();
+  {
+    std::lock_guard lock(reconnect_mutex_);
+    reconnector_stopping_ = true;
+    reconnect_wake_.notify_all();
+  }
+  // A reconnect in progress finishes first (it may wait on the C client; close() would too).
+  if (reconnector_.joinable()) reconnector_.join();
   std::shared_ptr<ClientConnection> connection;
   {
     std::lock_guard lock(mutex_);

@@ -3,16 +3,19 @@
 // pure LivenessRule), and the threads that deliver events (internal).
 //
 // Threads: the C client's two (per connection), plus
-//   monitor  - heartbeats, forced reconnects, the Suspended/Lost decisions, opening the next
-//              generation, deferred completions and scheduled retries; runs zklock code only
-//              (observers), never user code;
+//   monitor  - heartbeats, the Suspended/Lost decisions, opening the next generation, deferred
+//              completions and scheduled retries; runs zklock code only (observers), never user
+//              code, and never waits on the C client (the reconnector does);
+//   reconnector - the monitor's passes that force a reconnect (the C client's server-list update
+//              may wait seconds behind its I/O thread's address lookups): the reconnect, then
+//              that pass's heartbeat and route query;
 //   events   - user listeners and Mutex callbacks, one at a time, in order;
 //   reaper   - closes connections of ended generations (zookeeper_close may wait on the network),
 //              each no earlier than the server could have expired its session anyway and than
 //              the margin after its Lost callbacks ran (see EndedConnection).
 //
 // Lock order: a recipe's own mutex -> SessionCore::mutex_ -> ClientConnection's mutex -> the leaf
-// locks (wake_mutex_, defer_mutex_, events, reaper, observers, listeners). Nothing is called out
+// locks (wake_mutex_, defer_mutex_, reconnect_mutex_, events, reaper, observers, listeners). Nothing is called out
 // of SessionCore while mutex_ is held except the connection's non-blocking accessors; requests are
 // sent, observers told and connections closed with mutex_ released. A completion never runs on the
 // thread that submitted its request (refusals go through defer(), which takes only a leaf lock).
@@ -209,6 +212,11 @@ class SessionCore final : public ConnectionListener {
 
   void monitor_loop();
   void reaper_loop();
+  // The reconnector thread (session_monitor.cpp): the monitor's passes that force a reconnect.
+  void reconnector_loop();
+  void run_connection_actions(const Actions& actions);
+  void post_to_reconnector(Actions actions);
+  bool reconnecting() const;
   void wake_monitor();
   // With mutex_ held: feeds the rule, applies its decision; returns what to send and when to wake.
   Actions evaluate_locked(BootClock::time_point now);
@@ -334,7 +342,16 @@ class SessionCore final : public ConnectionListener {
   mutable std::mutex addresses_mutex_;
   std::string addresses_;
 
+  // reconnector thread: runs one job at a time; the monitor drops its connection actions while
+  // one runs (reconnect_busy_). A leaf lock.
+  mutable std::mutex reconnect_mutex_;
+  std::condition_variable reconnect_wake_;
+  std::function<void()> reconnect_job_;
+  bool reconnect_busy_ = false;
+  bool reconnector_stopping_ = false;
+
   std::thread monitor_;
+  std::thread reconnector_;
   std::thread reaper_;
   std::thread probe_thread_;
 };

@@ -310,6 +310,76 @@ void SessionCore::run_deferred_and_scheduled() {
   for (auto& task : tasks) task();
 }
 
+// The connection actions of one monitor pass: a forced reconnect, then the heartbeat and the
+// route query, in that order (they must go out on the connection opened after the drop). On the
+// monitor thread, or on the reconnector thread when the pass forces a reconnect.
+void SessionCore::run_connection_actions(const Actions& actions) {
+  if (actions.reconnect) {
+    if (const auto dropped = actions.connection->force_reconnect(actions.reconnect_connected)) {
+      log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
+      metrics_->forced_reconnect(actions.generation, session_id_.load());
+      request_resolve();  // the servers may have moved: look their names up again (reaper)
+      std::lock_guard relock(mutex_);
+      if (actions.generation == generation_.load()) {
+        // Every request from now on goes out on a connection opened after the drop, whose
+        // connect request the leader counts as a sign of life: the first answer to one earns
+        // it.
+        confirmation_.expect_reconnect_credit(*dropped);
+        phase_ = LinkPhase::kConnecting;
+        phase_since_ = *dropped;
+        connected_.store(false);
+        heartbeat_pending_.reset();  // it failed with the connection
+      }
+    }
+  }
+  if (actions.heartbeat) {
+    send_heartbeat(actions.connection, actions.generation, actions.heartbeat_seq,
+                   actions.heartbeat_with_sync, actions.probe_path, actions.probe);
+  }
+  if (actions.learn_route) learn_route(actions.connection, actions.generation);
+}
+
+bool SessionCore::reconnecting() const {
+  std::lock_guard lock(reconnect_mutex_);
+  return reconnect_busy_;
+}
+
+void SessionCore::post_to_reconnector(Actions actions) {
+  {
+    std::lock_guard lock(reconnect_mutex_);
+    if (!reconnect_busy_ && !reconnector_stopping_) {
+      reconnect_busy_ = true;
+      reconnect_job_ = [this, a = std::move(actions)] { run_connection_actions(a); };
+      reconnect_wake_.notify_all();
+      return;
+    }
+  }
+  // Dropped: a reconnect is in progress (or we are closing). A heartbeat not sent stays pending
+  // (the rule treats it as unanswered: the safe side); a route query must be asked again.
+  if (actions.learn_route) {
+    std::lock_guard lock(mutex_);
+    if (actions.generation == generation_.load()) route_query_in_flight_ = false;
+  }
+}
+
+void SessionCore::reconnector_loop() {
+  std::unique_lock lock(reconnect_mutex_);
+  while (true) {
+    reconnect_wake_.wait(lock, [&] { return reconnector_stopping_ || reconnect_job_; });
+    if (reconnector_stopping_) break;
+    auto job = std::move(reconnect_job_);
+    reconnect_job_ = nullptr;
+    lock.unlock();
+    job();
+    job = nullptr;  // the connection it held goes here, unlocked
+    lock.lock();
+    reconnect_busy_ = false;
+    lock.unlock();
+    wake_monitor();  // the rule may want to act on what the reconnect changed
+    lock.lock();
+  }
+}
+
 void SessionCore::monitor_loop() {
   std::uint64_t notified_changes = changes_.load();
   std::shared_ptr<std::atomic<std::int64_t>> ended_told;  // a generation ended in this pass
@@ -356,29 +426,15 @@ void SessionCore::monitor_loop() {
     lock.unlock();
 
     if (actions.connection) {
-      if (actions.reconnect) {
-        if (const auto dropped = actions.connection->force_reconnect(actions.reconnect_connected)) {
-          log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
-          metrics_->forced_reconnect(actions.generation, session_id_.load());
-          request_resolve();  // the servers may have moved: look their names up again (reaper)
-          std::lock_guard relock(mutex_);
-          if (actions.generation == generation_.load()) {
-            // Every request from now on goes out on a connection opened after the drop, whose
-            // connect request the leader counts as a sign of life: the first answer to one earns
-            // it.
-            confirmation_.expect_reconnect_credit(*dropped);
-            phase_ = LinkPhase::kConnecting;
-            phase_since_ = *dropped;
-            connected_.store(false);
-            heartbeat_pending_.reset();  // it failed with the connection
-          }
-        }
+      // A forced reconnect can wait on the C client for seconds (handle_mutex_ in
+      // client_connection.h): the reconnector thread does it, with the sends of the same pass
+      // after it, so that the monitor itself never waits and tells Lost at its deadline. While one
+      // is in progress the monitor sends nothing.
+      if (actions.reconnect || reconnecting()) {
+        post_to_reconnector(actions);
+      } else {
+        run_connection_actions(actions);
       }
-      if (actions.heartbeat) {
-        send_heartbeat(actions.connection, actions.generation, actions.heartbeat_seq,
-                       actions.heartbeat_with_sync, actions.probe_path, actions.probe);
-      }
-      if (actions.learn_route) learn_route(actions.connection, actions.generation);
     }
     if (changes != notified_changes) {
       notified_changes = changes;
