@@ -114,7 +114,9 @@ class LeaderObservation {
 class Election {
  public:
   /// Effects: a participant of the election at `path` (no request is sent yet).
-  /// Throws: InvalidArgumentError for a bad path, or a path that holds a read/write lock.
+  /// Throws: as Mutex's constructor (InvalidArgumentError for a bad path). A path that holds a
+  ///   read/write lock is refused when campaigning, as Mutex::lock() refuses it. The Session must
+  ///   outlive the Election and its observations.
   Election(Session& session, std::string path, ElectionOptions options = {});
   Election(const Election&) = delete;
   Election& operator=(const Election&) = delete;

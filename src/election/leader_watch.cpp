@@ -75,9 +75,10 @@ void LeaderWatch::wake() {
   woken_.notify_all();
 }
 
-void LeaderWatch::watch_fired(bool children) {
+void LeaderWatch::watch_fired(bool children, std::uint64_t epoch) {
   {
     std::lock_guard lock(mutex_);
+    if (epoch != (children ? children_epoch_ : data_epoch_)) return;  // a replaced watch's
     (children ? children_fired_ : data_fired_) = true;
     dirty_ = true;
   }
@@ -125,9 +126,15 @@ LeaderWatch::Look LeaderWatch::look() {
   }
   const auto timeout = session_->negotiated_timeout();
   const std::weak_ptr<LeaderWatch> weak = weak_from_this();
-  auto on_event = [weak](bool children) {
-    return [weak, children](WatchEventType) {
-      if (auto self = weak.lock()) self->watch_fired(children);
+  // A new watch of a kind: its epoch becomes the current one.
+  auto on_event = [this, weak](bool children) {
+    std::uint64_t epoch = 0;
+    {
+      std::lock_guard lock(mutex_);
+      epoch = ++(children ? children_epoch_ : data_epoch_);
+    }
+    return [weak, children, epoch](WatchEventType) {
+      if (auto self = weak.lock()) self->watch_fired(children, epoch);
     };
   };
   std::optional<Leader> now;

@@ -61,7 +61,7 @@ class LeaderWatch final : public SessionObserver, public std::enable_shared_from
   void run();
   Look look();
   void wake();
-  void watch_fired(bool children);
+  void watch_fired(bool children, std::uint64_t epoch);
   void deliver(LeaderChange change);
   void drop_watches() noexcept;
 
@@ -75,6 +75,10 @@ class LeaderWatch final : public SessionObserver, public std::enable_shared_from
   bool dirty_ = true;            // something may have changed: look again
   bool children_fired_ = false;  // the children watch fired: set it again
   bool data_fired_ = false;      // the leader's data watch fired: set it again
+  // Which watch of each kind is the current one: a callback of one replaced (removed while its
+  // event was on its way) must not mark the current one as fired.
+  std::uint64_t children_epoch_ = 0;
+  std::uint64_t data_epoch_ = 0;
   std::atomic<bool> stopped_{false};
   std::atomic<bool> active_{false};
   std::thread thread_;

@@ -151,10 +151,11 @@ class Supervisor {
   std::optional<Clock::time_point> grace_deadline_;
 };
 
-// One run of exec: its exit code, whether the command ran, and whether zklock was interrupted.
+// One run of exec: its exit code, whether it took the lock (a term, for elect: the command may
+// still not have run, if the lock was lost at once), and whether zklock was interrupted.
 struct ExecRun {
   int code = exit_code::kOk;
-  bool ran = false;
+  bool acquired = false;
   bool interrupted = false;
 };
 
@@ -210,7 +211,7 @@ ExecRun run_exec_once(const ExecOptions& exec, const CommonOptions& common, cons
                acquisition.token().to_string() + ")");
   if (held.lock().state() == LockState::kLost) {
     console.error("lock on " + exec.path + " lost before the command could start");
-    return {exit_code::kLockLost, false, false};
+    return {exit_code::kLockLost, true, false};
   }
 
   Command::StartOptions start;
@@ -241,7 +242,7 @@ int run_elect(const ExecOptions& exec, const CommonOptions& common, const LockOp
   for (;;) {
     const auto started = Clock::now();
     const ExecRun run = run_exec_once(exec, common, lock, console, signals, inherited_descriptors);
-    if (!exec.again || !run.ran || run.interrupted) return run.code;
+    if (!exec.again || !run.acquired || run.interrupted) return run.code;
     // A command that ends at once must not make us campaign (open a session, queue) at network
     // speed: at most one campaign a second. Signals still end it.
     Wakeup never;
