@@ -113,8 +113,15 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
     // on the new one then mismatches their order and it drops that connection and fails them
     // once more - a second, ordinary reconnect. SessionCore waits for an answer before it counts
     // the new connection.)
+    //
+    // zoo_set_servers frees the C client's host-list string, which its I/O thread reads unlocked
+    // when it logs "Delaying connection after exhaustively trying all servers" - between
+    // attempts, with no socket (state 0; ASan caught the use after free beside an unreachable
+    // server). So every update is made only while the client is not between attempts: there the
+    // next attempt opens a new socket anyway, and nothing needs forcing. (This narrows the C
+    // client's race to the instant between the look and the update; it cannot close it.)
     const std::string twice = hosts + "," + hosts;
-    for (int attempt = 0; attempt < 48 && !moved; ++attempt) {
+    for (int attempt = 0; attempt < 48 && !moved && zoo_state(zh) != 0; ++attempt) {
       zoo_set_servers(zh, twice.c_str());
       moved = zoo_state(zh) == ZOO_NOTCONNECTED_STATE;
       zoo_set_servers(zh, hosts.c_str());
