@@ -93,9 +93,10 @@ TEST(SessionTest, ConnectsReportsNegotiatedTimeoutAndCloses) {
 }
 
 // A Session runs six threads (docs/architecture.md): the C client's I/O and completion threads,
-// the monitor, the reconnector, the events thread and the reaper. The probe that bounds tickTime has a session and
-// threads of its own, which are gone by the time the constructor returns - always, not only when
-// the machine is quiet (CI counted one thread too many right after a constructor, under load).
+// the monitor, the reconnector, the events thread and the reaper. The probe that bounds tickTime
+// has a session and threads of its own, which are gone by the time the constructor returns -
+// always, not only when the machine is quiet (CI counted one thread too many right after a
+// constructor, under load).
 TEST(SessionTest, AConstructedSessionRunsItsSixThreadsAndNoOther) {
   auto server = shared_server();
   for (int round = 0; round < 5; ++round) {

@@ -15,10 +15,11 @@
 //              the margin after its Lost callbacks ran (see EndedConnection).
 //
 // Lock order: a recipe's own mutex -> SessionCore::mutex_ -> ClientConnection's mutex -> the leaf
-// locks (wake_mutex_, defer_mutex_, reconnect_mutex_, events, reaper, observers, listeners). Nothing is called out
-// of SessionCore while mutex_ is held except the connection's non-blocking accessors; requests are
-// sent, observers told and connections closed with mutex_ released. A completion never runs on the
-// thread that submitted its request (refusals go through defer(), which takes only a leaf lock).
+// locks (wake_mutex_, defer_mutex_, reconnect_mutex_, events, reaper, observers, listeners).
+// Nothing is called out of SessionCore while mutex_ is held except the connection's non-blocking
+// accessors; requests are sent, observers told and connections closed with mutex_ released. A
+// completion never runs on the thread that submitted its request (refusals go through defer(),
+// which takes only a leaf lock).
 #pragma once
 
 #include <atomic>
