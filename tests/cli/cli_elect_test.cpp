@@ -41,7 +41,8 @@ TEST_F(CliElect, OneLeadsTheOtherTakesOverWhenItsCommandEnds) {
       << second.output();
   CliResult shown = leader();
   EXPECT_EQ(shown.exit_code, 0) << shown.output;
-  const std::string node = path_ + "/" + lock_children(session_, path_).at(0);
+  // The first in queue order (a listing comes in no particular order).
+  const std::string node = path_ + "/" + queue_order(lock_children(session_, path_)).at(0);
   EXPECT_NE(shown.output.find(node + " first\n"), std::string::npos) << shown.output;
   EXPECT_NE(shown.output.find(" 0x"), std::string::npos) << shown.output;
   EXPECT_EQ(read_file(events_), "first\n");  // the second waits

@@ -3,9 +3,10 @@
 // a lock path chooses them: they are untrusted. The input is a list of names, one per line.
 //
 // Checked against a reference written from the naming rules: a contender's name ends with a
-// marker ("__lock__" for kazoo, else "-lock-") and the sequence number exactly as ZooKeeper
-// writes it, printf("%010d", n) of a signed 32-bit n; kazoo's marker is tried first; "-lock-"
-// names starting with "_c_" are Curator's protected form (zklock's too).
+// marker ("__lock__" for kazoo, else "-lock-", or "-latch-" for Curator's LeaderLatch) and the
+// sequence number exactly as ZooKeeper writes it, printf("%010d", n) of a signed 32-bit n; kazoo's
+// marker is tried first; "-lock-" names starting with "_c_" are Curator's protected form (zklock's
+// too).
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -66,6 +67,8 @@ std::optional<ParsedContenderName> reference_parse(std::string_view name) {
   if (auto n = reference_after(name, "__WRIT__"))
     return ParsedContenderName{*n, curator, ContenderKind::kWrite};
   if (auto n = reference_after(name, "-lock-"))
+    return ParsedContenderName{*n, curator, ContenderKind::kExclusive};
+  if (auto n = reference_after(name, "-latch-"))  // Curator's LeaderLatch
     return ParsedContenderName{*n, curator, ContenderKind::kExclusive};
   return std::nullopt;
 }
