@@ -116,10 +116,10 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
     //
     // zoo_set_servers frees the C client's host-list string, which its I/O thread reads unlocked
     // when it logs "Delaying connection after exhaustively trying all servers" - between
-    // attempts, with no socket (state 0; ASan caught the use after free beside an unreachable
-    // server). So every update is made only while the client is not between attempts: there the
-    // next attempt opens a new socket anyway, and nothing needs forcing. (This narrows the C
-    // client's race to the instant between the look and the update; it cannot close it.)
+    // attempts, with no socket (state 0) - if its level is WARN or more (ZOOKEEPER-4699). The log
+    // router keeps it below WARN unless a Session asks for kDebug (log_router.cpp), which closes
+    // that race; for kDebug, updates are also made only while the client is not between attempts
+    // (where the next attempt opens a new socket anyway), which narrows it.
     const std::string twice = hosts + "," + hosts;
     for (int attempt = 0; attempt < 48 && !moved && zoo_state(zh) != 0; ++attempt) {
       zoo_set_servers(zh, twice.c_str());

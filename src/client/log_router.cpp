@@ -2,6 +2,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -90,20 +91,24 @@ void fallback(const char* message) {
   if (level != LogLevel::kInfo && !ClientLogFilter::is_routine(line)) write_stderr(level, line);
 }
 
-// Process-wide C client level: the most verbose any live slot wants (ERROR..INFO, never DEBUG).
+// Process-wide C client level: INFO while a live slot asks for kDebug, ERROR otherwise (never
+// DEBUG: ZOOKEEPER-4809). Not WARN below kDebug, because the 3.8 C client's I/O thread formats
+// its "Delaying connection after exhaustively trying all servers [%s]" warning from the host-list
+// string without a lock, and zoo_set_servers frees that string (ZOOKEEPER-4699, fixed in 3.9.3):
+// a forced reconnect or a server-list update between two connection attempts read freed memory.
+// The C client evaluates a line's arguments only when its level is on, so below WARN the string
+// is never read. Its errors (routine ones included, which the filter shows at kInfo) still come.
+ZooLogLevel c_client_level(int most_verbose_slot) {
+  return most_verbose_slot >= static_cast<int>(LogLevel::kDebug) ? ZOO_LOG_LEVEL_INFO
+                                                                 : ZOO_LOG_LEVEL_ERROR;
+}
+
 void update_process_level_locked() {
-  int most = static_cast<int>(LogLevel::kWarn);
-  bool any = false;
+  int most = static_cast<int>(LogLevel::kError);
   for (const Slot& s : router().slots) {
-    if (!s.state) continue;
-    const int level = static_cast<int>(s.state->level);
-    most = any ? std::max(most, level) : level;
-    any = true;
+    if (s.state) most = std::max(most, static_cast<int>(s.state->level));
   }
-  const ZooLogLevel c_level = most >= static_cast<int>(LogLevel::kInfo)   ? ZOO_LOG_LEVEL_INFO
-                              : most >= static_cast<int>(LogLevel::kWarn) ? ZOO_LOG_LEVEL_WARN
-                                                                          : ZOO_LOG_LEVEL_ERROR;
-  zoo_set_debug_level(c_level);
+  zoo_set_debug_level(c_client_level(most));
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 //
 // The C client's log callback carries no context pointer, and its level is process-wide. zklock
 // hands each handle a callback of its own from a fixed set of trampolines (one per slot), sets the
-// process level to the most verbose level any live Session asked for (never DEBUG), and filters
-// per Session by the level written in each line.
+// process level to ERROR, or to INFO while a live Session asks for kDebug (never WARN below that,
+// never DEBUG: see log_router.cpp), and filters per Session by the level written in each line.
 #pragma once
 
 #include <string_view>
