@@ -366,6 +366,19 @@ TEST(SemaphoreTest, KilledHolderProcessFreesItsLease) {
 
 // ---- No herd.
 
+// Each waiter's state, for a failure message.
+std::string describe(const std::vector<std::unique_ptr<LeaseWaiter>>& waiters) {
+  std::string text;
+  for (std::size_t i = 0; i < waiters.size(); ++i) {
+    const LeaseWaiter& w = *waiters[i];
+    text += (i ? ", waiter " : "waiter ") + std::to_string(i) + ": " +
+            (w.acquired() ? "acquired"
+             : !w.done()  ? "waiting"
+                          : "failed (" + w.error() + ")");
+  }
+  return text;
+}
+
 TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
   HeldLease held("herd");
   constexpr int kWaiters = 3;
@@ -410,7 +423,11 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
           return std::count_if(waiters.begin(), waiters.end(),
                                [](const auto& w) { return w->acquired(); }) == round + 1;
         },
-        10s));
+        10s))
+        << "round " << round << ": " << describe(waiters) << "; "
+        << lock_children(held.holder_session, held.path + "/locks").size() << " queued, "
+        << lock_children(held.holder_session, leases).size() << " lease nodes, "
+        << child_watch_count(held.server.port) << " child watches on the server";
   }
   for (auto& w : waiters) w->release();
   EXPECT_TRUE(wait_until([&] { return lock_children(held.holder_session, leases).empty(); }, 10s));
