@@ -1,9 +1,12 @@
 // What a Session writes to its log at the default level, against a real server: nothing for a
 // healthy start-up, one line in zklock's words when it is Suspended and one when it answers again,
-// and the C client's own complaints held back.
+// the C client's own complaints held back, and one line when the session's monitor is held up.
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <vector>
 
+#include "session/session_core.h"
 #include "support/fault_proxy.h"
 #include "test_env.h"
 #include "zklock/zklock.h"
@@ -25,18 +28,27 @@ class CapturedLog {
       lines_.emplace_back(level, std::string(line));
     };
   }
+  // Every line but those saying the monitor was held up: a stalled machine may add them to any
+  // test, and they are tested on their own (AMonitorHeldUpSaysByWhatAndHowLong).
   std::vector<std::pair<LogLevel, std::string>> lines() const {
     std::lock_guard lock(mutex_);
-    return lines_;
+    std::vector<std::pair<LogLevel, std::string>> kept;
+    for (const auto& line : lines_) {
+      if (line.second.find(kHeldUp) == std::string::npos) kept.push_back(line);
+    }
+    return kept;
   }
+  static constexpr std::string_view kHeldUp = "its monitor was held up";
   std::size_t count(std::string_view needle) const {
+    std::lock_guard lock(mutex_);
     std::size_t n = 0;
-    for (const auto& [level, line] : lines()) n += line.find(needle) != std::string::npos;
+    for (const auto& [level, line] : lines_) n += line.find(needle) != std::string::npos;
     return n;
   }
   std::string all() const {
+    std::lock_guard lock(mutex_);
     std::string text;
-    for (const auto& [level, line] : lines()) text += line + "\n";
+    for (const auto& [level, line] : lines_) text += line + "\n";
     return text;
   }
 
@@ -70,6 +82,26 @@ TEST(SessionConsoleTest, ADisconnectIsOneLineWhenItHappensAndOneWhenItEnds) {
   EXPECT_EQ(log.count("suspended"), 1u) << log.all();
   EXPECT_EQ(log.lines().size(), 2u) << "only zklock's two lines at the default level:\n"
                                     << log.all();
+}
+
+// A monitor pass held up past half the time to Suspended - here by a scheduled task that blocks
+// it, as a slow task or a stalled machine would - is said in one line: by what, for how long.
+TEST(SessionConsoleTest, AMonitorHeldUpSaysByWhatAndHowLong) {
+  auto server = shared_server();
+  CapturedLog log;
+  Session s(log.into(options_for(server.connect, 4000ms)));
+  const auto core = detail::SessionAccess::core(s);
+  const auto limit = core->settings().suspend_after / 2;
+  ASSERT_GT(limit.count(), 0);
+  std::atomic<bool> ran{false};
+  core->schedule(0ms, [&] {
+    std::this_thread::sleep_for(limit + 300ms);  // the fault: a task that holds the monitor up
+    ran = true;
+  });
+  ASSERT_TRUE(wait_until([&] { return ran.load() && log.count(CapturedLog::kHeldUp) >= 1; }, 10s))
+      << log.all();
+  EXPECT_GE(log.count(CapturedLog::kHeldUp), 1u) << log.all();
+  EXPECT_EQ(log.count("ms running deferred and scheduled tasks"), 1u) << log.all();
 }
 
 TEST(SessionConsoleTest, AnUnreachableServerDoesNotFloodTheLogAtInfo) {

@@ -4,7 +4,9 @@
 // LogSink (default: stderr) at the chosen level, with zklock's own lines:
 //   kError  only what went wrong for good;
 //   kWarn   (default) also one line in zklock's words when the session is Suspended, one when it
-//           answers again, one when it is Lost; a healthy start-up and a routine reconnect print
+//           answers again, one when it is Lost, and one when the session's monitor was held up
+//           for half the time to Suspended or more (by what: a task, a send, the machine), which
+//           delays Suspended and Lost; a healthy start-up and a routine reconnect print
 //           nothing. The C client's routine connection errors count as kInfo, and a line like one
 //           shown in the last 10 s is held back (the next one says how many were);
 //   kInfo   also zklock's line when a session first connects, and the C client's routine errors

@@ -219,6 +219,8 @@ class SessionCore final : public ConnectionListener {
   void post_to_reconnector(Actions actions);
   bool reconnecting() const;
   void wake_monitor();
+  // The longest hold-up of a monitor pass that goes unsaid (session_monitor.cpp).
+  SteadyClock::duration hold_up_limit() const;
   // With mutex_ held: feeds the rule, applies its decision; returns what to send and when to wake.
   Actions evaluate_locked(BootClock::time_point now);
   void set_state_locked(SessionState next);

@@ -36,6 +36,52 @@ std::string hex_id(std::int64_t id) {
   return text.data();
 }
 
+// The monitor keeps the session's state current only while it runs: a step that holds a pass up
+// (a deferred or scheduled task, the session lock, a send, an observer) or a wake-up that comes
+// late (the thread was not scheduled, the machine stalled) delays Suspended and Lost alike. A
+// hold-up of half the time to Suspended or more is said, once, in one line (kWarn): which step,
+// and for how long - the clue a late Lost needs.
+class MonitorStopwatch {
+ public:
+  using SteadyClock = std::chrono::steady_clock;
+
+  MonitorStopwatch(const LogSlot& log, const std::atomic<std::int64_t>& session_id)
+      : log_(log), session_id_(session_id) {}
+
+  // A pass begins; `limit`: the longest hold-up that goes unsaid.
+  void begin(SteadyClock::duration limit) {
+    limit_ = limit;
+    mark_ = SteadyClock::now();
+  }
+  // The step since the last mark ended now.
+  void step(const char* what) {
+    const auto now = SteadyClock::now();
+    report(what, now - mark_);
+    mark_ = now;
+  }
+  // The pass sleeps until `wake_at`; woke() reports how late the wake-up came.
+  void sleeping_until(SteadyClock::time_point wake_at) { planned_wake_ = wake_at; }
+  void woke() {
+    const auto now = SteadyClock::now();
+    if (now > planned_wake_) report("waking up (the thread was not run)", now - planned_wake_);
+  }
+
+ private:
+  void report(const char* what, SteadyClock::duration took) const {
+    if (took < limit_) return;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+    log_.log(LogLevel::kWarn, "session " + hex_id(session_id_.load()) +
+                                  ": its monitor was held up " + std::to_string(ms) + " ms " +
+                                  what + "; Suspended and Lost could not be told meanwhile");
+  }
+
+  const LogSlot& log_;
+  const std::atomic<std::int64_t>& session_id_;
+  SteadyClock::duration limit_{};
+  SteadyClock::time_point mark_{};
+  SteadyClock::time_point planned_wake_ = SteadyClock::time_point::max();
+};
+
 }  // namespace
 
 // What one pass of the monitor decided to do once mutex_ is released.
@@ -383,9 +429,13 @@ void SessionCore::reconnector_loop() {
 void SessionCore::monitor_loop() {
   std::uint64_t notified_changes = changes_.load();
   std::shared_ptr<std::atomic<std::int64_t>> ended_told;  // a generation ended in this pass
+  MonitorStopwatch stopwatch(log_slot_, session_id_);
   while (true) {
+    stopwatch.begin(hold_up_limit());
     run_deferred_and_scheduled();
+    stopwatch.step("running deferred and scheduled tasks");
     std::unique_lock lock(mutex_);
+    stopwatch.step("waiting for the session's lock");
     if (stopping_) break;
     const auto now = BootClock::now();
     Actions actions = evaluate_locked(now);
@@ -424,6 +474,7 @@ void SessionCore::monitor_loop() {
     }
     const std::uint64_t changes = changes_.load();
     lock.unlock();
+    stopwatch.step("deciding");
 
     if (actions.connection) {
       // A forced reconnect can wait on the C client for seconds (handle_mutex_ in
@@ -435,10 +486,12 @@ void SessionCore::monitor_loop() {
       } else {
         run_connection_actions(actions);
       }
+      stopwatch.step("sending");
     }
     if (changes != notified_changes) {
       notified_changes = changes;
       notify_observers();
+      stopwatch.step("telling the locks of a change");
     }
     if (ended_told) {
       // The observers have posted their Lost callbacks (and the listeners theirs, under mutex_):
@@ -465,9 +518,16 @@ void SessionCore::monitor_loop() {
     }
     if (changes_.load() != notified_changes) continue;
     std::unique_lock wake_lock(wake_mutex_);
-    wake_.wait_until(wake_lock, wake_at, [&] { return woken_; });
+    stopwatch.sleeping_until(wake_at);
+    if (!wake_.wait_until(wake_lock, wake_at, [&] { return woken_; })) stopwatch.woke();
     woken_ = false;
   }
+}
+
+// Half the time to Suspended: a monitor held up that long has let the session's state go stale.
+SessionCore::SteadyClock::duration SessionCore::hold_up_limit() const {
+  std::lock_guard lock(mutex_);
+  return std::chrono::duration_cast<SteadyClock::duration>(settings_.suspend_after / 2);
 }
 
 }  // namespace zklock::detail
