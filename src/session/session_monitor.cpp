@@ -59,8 +59,11 @@ class MonitorStopwatch {
     report(what, now - mark_);
     mark_ = now;
   }
-  // The pass sleeps until `wake_at`; woke() reports how late the wake-up came.
-  void sleeping_until(SteadyClock::time_point wake_at) { planned_wake_ = wake_at; }
+  // The pass sleeps until `wake_at`; woke() reports how late the wake-up came. (A moment already
+  // past counts from now: the step that made it pass was reported on its own.)
+  void sleeping_until(SteadyClock::time_point wake_at) {
+    planned_wake_ = std::max(wake_at, SteadyClock::now());
+  }
   void woke() {
     const auto now = SteadyClock::now();
     if (now > planned_wake_) report("waking up (the thread was not run)", now - planned_wake_);
