@@ -74,7 +74,8 @@ ConnectionPhase ClientConnection::phase() const noexcept {
 }
 
 void ClientConnection::set_servers(const std::string& addresses) {
-  std::shared_lock handle(handle_mutex_);  // zh_ stays open; mutex_ is not held while we wait
+  std::shared_lock handle(handle_mutex_);      // zh_ stays open; mutex_ is not held while we wait
+  std::lock_guard one_update(servers_mutex_);  // not inside a forced reconnect's writes
   zhandle_t* zh = nullptr;
   std::string hosts = client_hosts(addresses);
   {
@@ -92,6 +93,8 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
   BootClock::time_point closed_at;
   {
     std::shared_lock handle(handle_mutex_);  // zh_ stays open; mutex_ is not held while we wait
+    // The list read here is written back below: no set_servers may come in between.
+    std::lock_guard one_update(servers_mutex_);
     zhandle_t* zh = nullptr;
     std::string hosts;
     {

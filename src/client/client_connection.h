@@ -166,7 +166,9 @@ class ClientConnection {
   void remove_watch(const std::string& path, std::uint64_t watch_id, Completion done);
 
   /// Gives the C client a new list of (numeric) addresses, "address:port,...": it moves to another
-  /// server only if the one it talks to is no longer listed (the C client's own rule).
+  /// server only if the one it talks to is no longer listed (the C client's own rule). The C
+  /// client compares addresses without their ports: a list that differs from the last only in
+  /// ports changes nothing. Never undone by a concurrent force_reconnect.
   void set_servers(const std::string& addresses);
 
   /// Makes the C client drop its connection and connect afresh at once (to the next server of the
@@ -211,8 +213,13 @@ class ClientConnection {
   // getaddrinfo(AI_ADDRCONFIG) asks the kernel over netlink, which can wait seconds behind network
   // reconfiguration - and exclusively by close() around zookeeper_close: mutex_ is never held
   // across them, so requests, completions and the monitor's reads of the state never wait there.
-  // Lock order: handle_mutex_, then mutex_.
+  // Lock order: handle_mutex_, then servers_mutex_, then mutex_.
   mutable std::shared_mutex handle_mutex_;
+  // Makes set_servers and force_reconnect one after the other: a forced reconnect writes the list
+  // it read back into the C client, and would otherwise undo a list set_servers gave meanwhile
+  // (hosts_ would then say the C client has addresses it does not). Held only by the reaper and
+  // the reconnector, never by the monitor or a request.
+  std::mutex servers_mutex_;
   std::condition_variable drained_;  // pending_ became empty
   zhandle_t* zh_ = nullptr;
   bool closed_ = false;

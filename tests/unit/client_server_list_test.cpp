@@ -15,10 +15,12 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/client_connection.h"
@@ -45,6 +47,47 @@ int closed_port() {
   ::close(fd);
   return ntohs(address.sin_port);
 }
+
+// A port on 127.0.0.1 that accepts connections and closes them at once, counting them: the
+// C client connects, sees its connection end, and tries again.
+class CountingListener {
+ public:
+  CountingListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), length), 0);
+    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    EXPECT_EQ(::listen(fd_, 64), 0);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int client = ::accept(fd_, nullptr, nullptr);
+        if (client < 0) return;  // shut down
+        ::close(client);
+        accepted_.fetch_add(1);
+      }
+    });
+  }
+  ~CountingListener() {
+    ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
+    thread_.join();
+    ::close(fd_);
+  }
+  CountingListener(const CountingListener&) = delete;
+  CountingListener& operator=(const CountingListener&) = delete;
+
+  int port() const { return port_; }
+  int accepted() const { return accepted_.load(); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+};
 
 // Nothing is answered here; refused requests are completed after the connection is closed.
 class Listener : public ConnectionListener {
@@ -106,6 +149,44 @@ TEST(ClientServerListTest, UpdatesBetweenConnectAttemptsNeverReadTheFreedList) {
   // The C client did try, and fail, to connect all along (its routine errors reach kInfo).
   std::lock_guard lock(lines_mutex);
   EXPECT_FALSE(lines.empty());
+}
+
+// A forced reconnect writes the list it read back into the C client; a list given meanwhile
+// (a host name's new addresses) must not be undone by it, or the C client keeps trying addresses
+// that are gone while ClientConnection believes it has the new ones - and, believing so, never
+// gives them again. Each round moves the list between a closed port and a listening one while
+// forced reconnects run; once they stop, a client told to use the listening port must reach it.
+TEST(ClientServerListTest, AForcedReconnectNeverUndoesANewerList) {
+  CountingListener listening;
+  // The C client compares addresses without their ports (addrvec_contains): a list that differs
+  // only in ports is "the same" to it. Another loopback address, where nothing listens, differs.
+  const std::string closed = "127.0.0.2:" + std::to_string(listening.port());
+  const std::string open = "127.0.0.1:" + std::to_string(listening.port());
+  LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
+  Listener listener;
+  {
+    ClientConnection connection(closed, 600ms, 1, listener, slot.callback(), nullptr, nullptr);
+    for (int round = 1; round <= 40; ++round) {
+      const bool to_open = round % 2 == 1;
+      std::atomic<bool> stop{false};
+      std::thread reconnector([&] {
+        while (!stop.load()) connection.force_reconnect(true);
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(round % 7));  // varies the overlap
+      connection.set_servers(to_open ? open : closed);
+      stop.store(true);
+      reconnector.join();
+      if (!to_open) continue;
+      const int before = listening.accepted();
+      const auto deadline = std::chrono::steady_clock::now() + 5s;
+      while (listening.accepted() == before && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(5ms);
+      }
+      ASSERT_GT(listening.accepted(), before)
+          << "round " << round << ": the C client still tries " << closed << " only";
+    }
+  }
+  listener.run_deferred();
 }
 
 }  // namespace
