@@ -19,7 +19,7 @@
 #include "fault_checker.h"
 #include "fault_env.h"
 #include "fenced_store.h"
-#include "server_pace.h"
+#include "pace.h"
 #include "support/process.h"
 #include "support/stall_watch.h"
 #include "support/wait.h"
@@ -110,6 +110,9 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   std::this_thread::sleep_for(milliseconds(rng() % (session.count() / 10)));
   const auto blip = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double, std::milli>(plan.x * static_cast<double>(session.count())));
+  // The kernel's pace at the lookups the holder's reconnects make (pace.h), from before the cut so
+  // that one in flight at the heal counts.
+  std::optional<Pace> lookups(std::in_place, address_lookup());
   faults.record("cut", holder.spec().id);
   std::int64_t heal_ns = 0;
   const auto cut_at = std::chrono::steady_clock::now();
@@ -126,8 +129,8 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   }
   r.heal_ns = heal_ns;
   faults.record("heal", holder.spec().id);
-  std::optional<ServerPace> pace;  // a healthy client's reads, from the heal to the outcome
-  if (plan.monitor != nullptr) pace.emplace(*plan.monitor);
+  std::optional<Pace> pace;  // a healthy client's reads, from the heal to the outcome
+  if (plan.monitor != nullptr) pace.emplace(server_read(*plan.monitor));
   const std::int64_t nominal_ns = std::chrono::nanoseconds(blip).count();
   const std::int64_t margin_ns = std::chrono::nanoseconds(overshoot_margin(session)).count();
   r.worst_overshoot_ns = r.outage_ns() - nominal_ns;
@@ -158,10 +161,12 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
       3 * session, 10ms);
   const std::int64_t settled_ns = faults::monotonic_ns();
   const std::int64_t told_by_settle_ns = holder.told_lost_ns();
-  if (pace && told_by_settle_ns > heal_ns) {
-    r.slowest_read_ns = pace->longest_ns(heal_ns, told_by_settle_ns);
+  if (told_by_settle_ns > heal_ns) {
+    if (pace) r.slowest_read_ns = pace->longest_ns(heal_ns, told_by_settle_ns);
+    r.slowest_lookup_ns = lookups->longest_ns(heal_ns, told_by_settle_ns);
   }
   pace.reset();
+  lookups.reset();
   if (!settled) r.error = "neither told Lost nor Held again within 3 T of the heal";
   if (holder.told_lost_ns() == 0 && (back() || unnoticed)) {
     holder.finish();  // the hold ends normally; the waiter takes over after the release
@@ -203,8 +208,17 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
       told_by_settle_ns - heal_ns - std::chrono::nanoseconds(plan.lag).count();
   r.servers_slow = !r.kept && told_by_settle_ns > heal_ns &&
                    2 * r.slowest_read_ns >= std::max<std::int64_t>(answer_time_ns, 0);
+  // Or the kernel made the healed holder's reconnect wait: the C client looks its servers'
+  // addresses up before each connection attempt, and that lookup waits for the kernel's network
+  // configuration lock, which other trials' `tc` and namespace teardowns held for seconds under
+  // two busy loops (kernel stacks of the holders' threads: rtnl_dumpit). A lookup of ours that
+  // took half the holder's time from the heal to Lost or more says the holder's could not be
+  // quicker (measured: told Lost 1.7 s after the heal of a 0.75 T blip, the servers answering a
+  // healthy client within 6 ms).
+  r.network_slow = !r.kept && told_by_settle_ns > heal_ns &&
+                   2 * r.slowest_lookup_ns >= std::max<std::int64_t>(answer_time_ns, 0);
   const bool silence_too_long = r.worst_overshoot_ns > margin_ns || r.stall_ns > margin_ns ||
-                                r.servers_failed || r.servers_slow;
+                                r.servers_failed || r.servers_slow || r.network_slow;
   const bool lost_as_required = plan.expect == BlipExpect::kLost && !r.kept &&
                                 r.outcome.told_ns != 0 && r.outcome.taken_ns != 0;
   r.applicable = !silence_too_long || (r.error.empty() && (r.kept || lost_as_required));
@@ -256,7 +270,8 @@ BlipResult run_blip(const BlipPlan& plan, unsigned seed) {
       std::printf(
           "NOT APPLICABLE %s: in each of %d attempts the silence overshot the %s T blip (%s ms) "
           "by more than the margin of %lld ms (worst overshoot %s ms, or the machine stalled, or "
-          "the servers failed a healthy client) and the outcome may be the overshoot's doing: "
+          "the servers or the kernel failed a healthy client) and the outcome may be the "
+          "overshoot's doing: "
           "the machine is too loaded to run it\n",
           plan.name.c_str(), attempt + 1, label(plan.x).c_str(),
           ms(static_cast<std::int64_t>(plan.x * static_cast<double>(plan.session.count()) * 1e6))
@@ -278,6 +293,10 @@ std::string describe(const BlipResult& r) {
   if (r.servers_slow) {
     text += "a healthy client's read took " + ms(r.slowest_read_ns) + " ms after the heal, ";
   }
+  if (r.network_slow) {
+    text += "an address lookup (as the reconnect's) took " + ms(r.slowest_lookup_ns) +
+            " ms after the heal, ";
+  }
   text += r.kept           ? "kept"
           : o.told_ns != 0 ? "told Lost " + ms(o.told_ns - r.cut_ns) + " ms after the cut"
                            : "not kept, never told Lost";
@@ -293,6 +312,9 @@ std::string describe(const BlipResult& r) {
   }
   if (!r.kept && r.slowest_read_ns != 0 && !r.servers_slow) {
     text += " (a healthy client's slowest read meanwhile: " + ms(r.slowest_read_ns) + " ms)";
+  }
+  if (!r.kept && r.slowest_lookup_ns != 0 && !r.network_slow) {
+    text += " (the slowest address lookup meanwhile: " + ms(r.slowest_lookup_ns) + " ms)";
   }
   return text;
 }

@@ -34,7 +34,7 @@ endif()
 # deleted at once by two of them hold the kernel's rtnl lock long enough for a heal's `tc` to
 # miss its moment (seen: 30 s). COST: the seconds each takes, so that ctest starts them first.
 add_library(zklock_netfault_trials STATIC ${_netfaults}/cut_trial.cpp ${_netfaults}/blip_trial.cpp
-            ${_netfaults}/server_pace.cpp)
+            ${_netfaults}/pace.cpp)
 target_link_libraries(zklock_netfault_trials PUBLIC zklock zklock_netfault_tools)
 
 zklock_add_test(netns_test ${_netfaults}/netns_test.cpp

@@ -27,6 +27,7 @@
 // netem is not needed (this kernel has none): no delays, no percentage loss - cuts only.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -62,9 +63,10 @@ struct NetToolResult {
   bool ok() const;     // exited with 0
 };
 
-// Runs `argv` (argv[0] "ip" or "tc", looked up in PATH, /usr/sbin and /sbin) and waits for it,
-// at most 30 s. Throws std::runtime_error when the tool is missing or hangs.
-NetToolResult run_net_tool(std::vector<std::string> argv);
+// Runs `argv` (argv[0] "ip", "tc" or "nsenter", looked up in PATH, /usr/sbin and /sbin) and
+// waits for it, at most `limit`. Throws std::runtime_error when the tool is missing or hangs.
+NetToolResult run_net_tool(std::vector<std::string> argv,
+                           std::chrono::seconds limit = std::chrono::seconds(30));
 // The same, and throws std::runtime_error quoting the command and its output when it fails.
 std::string run_net_tool_or_throw(std::vector<std::string> argv);
 
@@ -80,13 +82,15 @@ class NetNamespace {
 
   const std::string& name() const { return name_; }
 
-  // `argv` run inside this namespace: {"ip", "netns", "exec", name, argv...}. `ip netns exec`
-  // execs the program itself, so a ChildProcess of this command has the program's pid.
+  // `argv` run inside this namespace: {"nsenter", "--net=/run/netns/<name>", "--", argv...}, or
+  // after set_hosts() {"ip", "netns", "exec", name, argv...} (which mounts the hosts file, in a
+  // mount namespace of the program's own). Both exec the program itself, so a ChildProcess of
+  // this command has the program's pid.
   std::vector<std::string> command(const std::vector<std::string>& argv) const;
 
   // Runs `fn` on a thread of its own that has entered this namespace: sockets `fn` opens belong
   // to the namespace, also when other threads use them afterwards. Rethrows what `fn` throws.
-  // (run_inside does not see the namespace's hosts file: only `ip netns exec` mounts it.)
+  // (run_inside does not see the namespace's hosts file: only command() after set_hosts does.)
   void run_inside(const std::function<void()>& fn) const;
 
   // Writes /etc/netns/<name>/hosts: "localhost" and each (address, host name) of `entries`, so
