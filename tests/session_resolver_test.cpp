@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <netdb.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -146,6 +147,37 @@ TEST(SessionResolverTest, ASlowResolverDoesNotDelayLost) {
 TEST(SessionResolverTest, ASlowGetaddrinfoForNumericAddressesDoesNotDelayLost) {
   if (using_external_server()) GTEST_SKIP() << "freezes its own server";
   expect_lost_on_time_with_slow_lookups(true);
+}
+
+// After Lost the monitor opens the next generation, and the C client looks its addresses up as it
+// starts - behind the kernel's network configuration lock, which has been held for seconds (30 s
+// under load in the kernel-fault suites). Meanwhile nothing else may wait: a call with a timeout
+// returns in its time. (The connection used to be made under the session's lock, which every
+// call takes: a try_lock_for(100 ms) waited for both lookups.)
+TEST(SessionResolverTest, CallsAreNotHeldUpWhileASlowLookupOpensTheNextSession) {
+  if (using_external_server()) GTEST_SKIP() << "freezes its own server";
+  auto server = ZkServer::start();
+  Session s(options_for("127.0.0.1:" + std::to_string(server->port()), 2000ms));
+  Mutex m(s, unique_path("slow-open"));
+  SlowDns slow(/*numeric_too=*/true);
+  server->freeze();
+  ASSERT_TRUE(wait_until([&] { return s.state() == SessionState::kLost; }, 30s));
+  const int lookups_at_lost = slow_lookups.load();
+  milliseconds worst{0};
+  int calls = 0;
+  const auto until = Clock::now() + 30s;
+  while (s.generation() < 2 && Clock::now() < until) {
+    const auto start = Clock::now();
+    if (m.try_lock_for(100ms)) m.unlock();
+    worst = std::max(worst, std::chrono::duration_cast<milliseconds>(Clock::now() - start));
+    ++calls;
+  }
+  server->thaw();
+  ASSERT_GE(s.generation(), 2u) << "the next generation did not open within 30 s";
+  EXPECT_GT(slow_lookups.load(), lookups_at_lost) << "the next generation was opened without a "
+                                                     "slow lookup: nothing was tested";
+  EXPECT_LT(worst, 1500ms) << "a try_lock_for(100 ms) took " << worst.count() << " ms while the "
+                           << "next generation was opened (" << calls << " calls)";
 }
 
 }  // namespace

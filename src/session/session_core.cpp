@@ -135,9 +135,10 @@ std::string SessionCore::session_password() const {
 void SessionCore::start() {
   resolve_on_start();
   {
-    std::lock_guard lock(mutex_);
-    open_generation_locked(1);
+    std::unique_lock lock(mutex_);
+    open_generation(lock, 1);
   }
+  drain_opening_events();
   monitor_ = std::thread([this] { monitor_loop(); });
   reconnector_ = std::thread([this] { reconnector_loop(); });
   events_.start();
@@ -156,7 +157,61 @@ void SessionCore::start() {
   }
 }
 
-void SessionCore::open_generation_locked(unsigned generation) {
+void SessionCore::open_generation(std::unique_lock<std::mutex>& lock, unsigned generation) {
+  opening_generation_ = generation;
+  // The server creates the session after our first connect request, which leaves after this: the
+  // session's first sign of life at the leader is no earlier than now.
+  const auto started = BootClock::now();
+  std::string addresses;
+  {
+    std::lock_guard addresses_lock(addresses_mutex_);
+    addresses = addresses_;
+  }
+  lock.unlock();
+  std::shared_ptr<ClientConnection> connection;
+  std::exception_ptr failed;
+  try {
+    connection = std::make_shared<ClientConnection>(
+        addresses + chroot_, options_.session_timeout, generation, *this, log_slot_.callback(),
+        fault_hook_, options_.metrics ? &metrics_->requests() : nullptr);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  lock.lock();
+  if (failed || stopping_) {
+    opening_generation_ = 0;
+    opening_events_.clear();
+    if (failed) std::rethrow_exception(failed);
+    // Closed without our lock: the C client's callbacks take it.
+    lock.unlock();
+    connection.reset();
+    lock.lock();
+    return;
+  }
+  install_generation_locked(generation, std::move(connection), started);
+}
+
+void SessionCore::drain_opening_events() {
+  while (true) {
+    unsigned generation = 0;
+    std::vector<ConnectionEvent> events;
+    {
+      std::lock_guard lock(mutex_);
+      if (opening_generation_ == 0) return;
+      if (opening_events_.empty()) {
+        opening_generation_ = 0;  // from here on its events are handled as they come
+        return;
+      }
+      generation = opening_generation_;
+      events.swap(opening_events_);
+    }
+    for (const ConnectionEvent event : events) handle_connection_event(generation, event);
+  }
+}
+
+void SessionCore::install_generation_locked(unsigned generation,
+                                            std::shared_ptr<ClientConnection> connection,
+                                            BootClock::time_point started) {
   generation_.store(generation);
   session_id_.store(0);
   connected_.store(false);
@@ -177,17 +232,8 @@ void SessionCore::open_generation_locked(unsigned generation) {
   timeout_ms_.store(options_.session_timeout.count());
   settings_ = LivenessSettings::fitted(options_, options_.session_timeout);
   rule_ = LivenessRule();
-  // The server creates the session after our first connect request, which leaves after this: the
-  // session's first sign of life at the leader is no earlier than now.
-  generation_started_ = BootClock::now();
-  std::string addresses;
-  {
-    std::lock_guard lock(addresses_mutex_);
-    addresses = addresses_;
-  }
-  connection_ = std::make_shared<ClientConnection>(
-      addresses + chroot_, options_.session_timeout, generation, *this, log_slot_.callback(),
-      fault_hook_, options_.metrics ? &metrics_->requests() : nullptr);
+  generation_started_ = started;  // before the connection was made (open_generation)
+  connection_ = std::move(connection);
   metrics_->generation_opened();
   credentials_pending_ = options_.credentials.has_value();
   credentials_refused_ = Errc::ok;
@@ -268,6 +314,17 @@ void SessionCore::on_answered(const Answer& answer) {
 }
 
 void SessionCore::on_connection_event(unsigned generation, ConnectionEvent event) {
+  {
+    std::lock_guard lock(mutex_);
+    if (opening_generation_ != 0 && generation == opening_generation_) {
+      opening_events_.push_back(event);  // handled in order by drain_opening_events()
+      return;
+    }
+  }
+  handle_connection_event(generation, event);
+}
+
+void SessionCore::handle_connection_event(unsigned generation, ConnectionEvent event) {
   std::shared_ptr<ClientConnection> connection;
   {
     std::lock_guard lock(mutex_);

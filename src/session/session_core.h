@@ -225,7 +225,17 @@ class SessionCore final : public ConnectionListener {
   Actions evaluate_locked(BootClock::time_point now);
   void set_state_locked(SessionState next);
   void log_transition_locked(SessionState previous, SessionState next);
-  void open_generation_locked(unsigned generation);
+  // Opens `generation`: its connection is made with mutex_ released - the C client looks the
+  // addresses up as it starts, and getaddrinfo(AI_ADDRCONFIG) waits for the kernel's network
+  // configuration lock, which has been held for seconds (tens under load) - and then installed.
+  // Connection events for it that come meanwhile are kept, and handled in order by
+  // drain_opening_events() (the caller runs it once mutex_ is released), before any later one.
+  // Throws what making the connection throws (mutex_ held again, nothing changed).
+  void open_generation(std::unique_lock<std::mutex>& lock, unsigned generation);
+  void install_generation_locked(unsigned generation, std::shared_ptr<ClientConnection> connection,
+                                 BootClock::time_point started);
+  void drain_opening_events();
+  void handle_connection_event(unsigned generation, ConnectionEvent event);
   /// Ends the current generation; returns what tells the reaper that its Lost callbacks ran.
   std::shared_ptr<std::atomic<std::int64_t>> end_generation_locked(
       std::unique_lock<std::mutex>& lock);
@@ -291,6 +301,10 @@ class SessionCore final : public ConnectionListener {
   bool heartbeat_requested_ = false;
   std::optional<BootClock::time_point> last_reconnect_;
   BootClock::time_point generation_started_{};
+  // The generation whose connection is being made or whose early events are being handled
+  // (open_generation; 0: none), and those events, in the order they came.
+  unsigned opening_generation_ = 0;
+  std::vector<ConnectionEvent> opening_events_;
   bool warned_fitted_down_ = false;
   SteadyClock::time_point suspended_at_{};
   bool credentials_pending_ = false;  // this generation's credentials not answered yet

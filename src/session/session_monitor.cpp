@@ -465,7 +465,10 @@ void SessionCore::monitor_loop() {
       if (stopping_) break;
       if (BootClock::now() >= next_generation_at_) {
         try {
-          open_generation_locked(generation_.load() + 1);
+          stopwatch.step("deciding");
+          open_generation(lock, generation_.load() + 1);  // mutex_ released meanwhile
+          stopwatch.step("opening the next generation's connection");
+          if (stopping_) break;
           set_state_locked(SessionState::kConnecting);
           actions = evaluate_locked(BootClock::now());
         } catch (const std::exception&) {
@@ -478,6 +481,7 @@ void SessionCore::monitor_loop() {
     const std::uint64_t changes = changes_.load();
     lock.unlock();
     stopwatch.step("deciding");
+    drain_opening_events();  // a generation opened in this pass: its first events, in order
 
     if (actions.connection) {
       // A forced reconnect can wait on the C client for seconds (handle_mutex_ in
