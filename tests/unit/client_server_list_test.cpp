@@ -21,6 +21,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "client/client_connection.h"
@@ -35,8 +37,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A port on 127.0.0.1 that refuses connections: bound by the kernel's choice, then closed.
-int closed_port() {
+// A TCP socket bound to a port of the kernel's choice on 127.0.0.1, and that port.
+std::pair<int, int> bound_loopback_socket() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -44,8 +46,14 @@ int closed_port() {
   socklen_t length = sizeof address;
   EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), length), 0);
   EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  return {fd, ntohs(address.sin_port)};
+}
+
+// A port on 127.0.0.1 that refuses connections: bound by the kernel's choice, then closed.
+int closed_port() {
+  const auto [fd, port] = bound_loopback_socket();
   ::close(fd);
-  return ntohs(address.sin_port);
+  return port;
 }
 
 // A port on 127.0.0.1 that accepts connections and closes them at once, counting them: the
@@ -53,15 +61,8 @@ int closed_port() {
 class CountingListener {
  public:
   CountingListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), length), 0);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    std::tie(fd_, port_) = bound_loopback_socket();
     EXPECT_EQ(::listen(fd_, 64), 0);
-    port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] {
       for (;;) {
         const int client = ::accept(fd_, nullptr, nullptr);
