@@ -1,6 +1,7 @@
 // SessionCore, the monitor: its loop, the Lost rule's inputs and decisions, heartbeats, forced
 // reconnects, learning whether the server is standalone, and the lines it logs in zklock's words.
-// The rest of SessionCore (state, connection events, requests) is in session_core.cpp.
+// The rest of SessionCore: session_core.cpp (state, requests), session_generation.cpp (opening
+// and ending generations, connection events).
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -309,40 +310,6 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
     a.learn_route = true;
   }
   return a;
-}
-
-std::shared_ptr<std::atomic<std::int64_t>> SessionCore::end_generation_locked(
-    std::unique_lock<std::mutex>& lock) {
-  // Whatever the ended generation owned is gone. Its connection is closed by the reaper.
-  EndedConnection ended;
-  ended.connection.swap(connection_);
-  ended.told_ns = std::make_shared<std::atomic<std::int64_t>>(0);
-  const auto confirmed = confirmation_.confirmed();
-  const auto now = BootClock::now();
-  // Kept open only while it works: a connection that is down sends no CloseSession when closed,
-  // and keeping it would let its C client reconnect and revalidate the session - which would then
-  // outlive it by T.
-  const bool works = phase_ == LinkPhase::kConnected;
-  if (confirmed && !server_ended_session_ && works) {
-    ended.not_before = *confirmed + settings_.session_timeout;
-    ended.latest = ended.not_before + settings_.session_timeout;
-    ended.margin = settings_.lost_margin;
-  } else {
-    // Nothing to protect: the server ended it, it never held anything, or it is down (then the
-    // server expires it on its own, no earlier than confirmed + T).
-    ended.not_before = ended.latest = now;
-    ended.told_ns->store(1);
-  }
-  auto told = ended.told_ns;
-  lock.unlock();
-  if (ended.connection) {
-    ended.connection->fail_pending(Errc::session_lost);
-    std::lock_guard reaper_lock(reaper_mutex_);
-    to_close_.push_back(std::move(ended));
-    reaper_wake_.notify_all();
-  }
-  lock.lock();
-  return told;
 }
 
 void SessionCore::run_deferred_and_scheduled() {
