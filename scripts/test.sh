@@ -55,7 +55,7 @@ sanitizer_build=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" -DZKLOCK_TE
 tsan_suites=(session_test session_robustness_test session_handover_test session_resolver_test
              mutex_test mutex_lifetime_test mutex_cleanup_test shared_mutex_test async_lock_test
              mutex_lock_delay_test mutex_revocation_test lock_set_test semaphore_test
-             semaphore_acquire_n_test
+             semaphore_acquire_n_test semaphore_async_test
              semaphore_cleanup_test metrics_test election_test)
 # Unit binaries under TSan: ctest knows their cases (SUITE.CASE), not the binary, so they are run by
 # their GoogleTest suite names.

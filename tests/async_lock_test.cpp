@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "async_outcome.h"
 #include "held_lock.h"
 #include "lost_reports.h"
 #include "run_with_deadline.h"
@@ -26,39 +27,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Records every completion of one request: how many times, with what, and the Hold.
-struct Outcome {
-  std::mutex mutex;
-  int calls = 0;
-  std::error_code error;
-  Hold hold;
-
-  LockHandler handler() {
-    return [this](std::error_code e, Hold h) {
-      std::lock_guard lock(mutex);
-      ++calls;
-      error = e;
-      hold = std::move(h);
-    };
-  }
-  int count() {
-    std::lock_guard lock(mutex);
-    return calls;
-  }
-  bool completed_with(Errc code, std::chrono::milliseconds timeout = 10s) {
-    return wait_until(
-        [&] {
-          std::lock_guard lock(mutex);
-          return calls > 0 && error == make_error_code(code);
-        },
-        timeout);
-  }
+struct Outcome : AsyncOutcome<Hold> {
+  LockHandler handler() { return AsyncOutcome<Hold>::handler(); }
   bool acquired(std::chrono::milliseconds timeout = 10s) {
-    return wait_until(
-        [&] {
-          std::lock_guard lock(mutex);
-          return calls > 0 && !error && hold.owns_lock();
-        },
-        timeout);
+    return acquired_as([](const Hold& h) { return h.owns_lock(); }, timeout);
   }
 };
 
@@ -127,7 +99,7 @@ TEST(AsyncLockTest, DeadlineCompletesOnceWithTimedOutAndLeavesNothing) {
   ASSERT_TRUE(timed.completed_with(Errc::timed_out));
   ASSERT_TRUE(tried.completed_with(Errc::timed_out));
   EXPECT_FALSE(request.pending());
-  EXPECT_FALSE(timed.hold.owns_lock());
+  EXPECT_FALSE(timed.value.owns_lock());
   EXPECT_EQ(held.nodes().size(), 1U);
   request.cancel();  // too late: changes nothing
   held.holder.unlock();
@@ -179,8 +151,8 @@ TEST(AsyncLockTest, CancelOrDeadlineRacingTheAcquisitionCompletesExactlyOnce) {
       std::lock_guard lock(outcome.mutex);
       if (!outcome.error) {
         ++acquired;
-        EXPECT_TRUE(outcome.hold.owns_lock());
-        outcome.hold.unlock();
+        EXPECT_TRUE(outcome.value.owns_lock());
+        outcome.value.unlock();
       } else {
         ++ended;
         EXPECT_TRUE(outcome.error == make_error_code(Errc::cancelled) ||
@@ -343,7 +315,7 @@ TEST(AsyncLockTest, SessionCloseAndMutexDestructionCompleteWaitingRequests) {
     ASSERT_TRUE(by_destruction.completed_with(Errc::cancelled));
     {
       std::lock_guard lock(held_when_destroyed.mutex);
-      EXPECT_EQ(held_when_destroyed.hold.state(), LockState::kNotHeld);
+      EXPECT_EQ(held_when_destroyed.value.state(), LockState::kNotHeld);
     }
     Mutex m(s, held.path);
     m.async_lock(by_close.handler());
@@ -403,8 +375,8 @@ TEST(AsyncLockTest, SessionLostWhileWaitingCompletesWithSessionLost_FrozenServer
   ASSERT_TRUE(waiting.completed_with(Errc::session_lost, 20s));
   {
     std::lock_guard lock(held.mutex);
-    EXPECT_TRUE(held.hold.wait_lost_for(10s));
-    EXPECT_EQ(held.hold.state(), LockState::kLost);
+    EXPECT_TRUE(held.value.wait_lost_for(10s));
+    EXPECT_EQ(held.value.state(), LockState::kLost);
   }
   server->thaw();
   EXPECT_EQ(waiting.count(), 1);

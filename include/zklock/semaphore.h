@@ -22,20 +22,24 @@
 // expire it, so before the lease can be handed on - or the lease node was deleted).
 //
 // Threads: a Semaphore may be used by any number of threads at once; each acquire() gets its own
-// Lease (threads of one Semaphore take turns for the internal lock, FIFO). A Lease is a handle
+// Lease (each call queues for the internal lock with a node of its own, FIFO). A Lease is a handle
 // owned by one thread at a time, like a std::unique_ptr: release(), moves and destruction must not
 // race with other uses of the same Lease; its const members may be called from any thread. A Lease
 // may outlive its Semaphore (not its Session): it is released by its own destructor.
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "zklock/acquisition.h"
 #include "zklock/fencing_token.h"
+#include "zklock/lock_request.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex.h"
 #include "zklock/semaphore_options.h"
@@ -92,6 +96,12 @@ class Lease {
   std::shared_ptr<detail::LeaseCore> core_;
 };
 
+/// The completion handler of Semaphore::async_acquire: called exactly once, with an empty error
+/// code and the Lease, or with an error (as LockHandler's, lock_request.h) and an empty Lease.
+using LeaseHandler = std::function<void(std::error_code error, Lease lease)>;
+/// The same for async_acquire(count, ...): `count` leases, or none.
+using LeasesHandler = std::function<void(std::error_code error, std::vector<Lease> leases)>;
+
 class Semaphore {
  public:
   /// Effects: validates the arguments. Nothing is sent until the first acquire.
@@ -101,7 +111,8 @@ class Semaphore {
 
   /// Effects: cancels acquire calls still waiting (they throw CancelledError, or return nullopt
   ///   from try_acquire_for, and have left the object when the destructor returns; nothing of
-  ///   theirs is left behind). Leases already handed out stay held.
+  ///   theirs is left behind) and asynchronous requests still pending (Errc::cancelled). Leases
+  ///   already handed out stay held; revocation callbacks stop.
   ~Semaphore();
 
   Semaphore(const Semaphore&) = delete;
@@ -160,9 +171,32 @@ class Semaphore {
     return try_acquire_until_steady(count, detail::deadline_after(timeout));
   }
 
+  /// Effects: queues an asynchronous acquisition with no thread waiting for it: its own node in
+  ///   the internal lock's queue, then the lease phase, moved along by ZooKeeper's completions.
+  ///   `handler` is called exactly once (on the session's event thread, or through
+  ///   options.executor) with the Lease, or with an error and an empty Lease: Errc::timed_out
+  ///   (options.deadline passed; a deadline already past makes one attempt, as try_acquire()),
+  ///   Errc::cancelled (LockRequest::cancel(), or the Semaphore destroyed), Errc::session_lost
+  ///   (it does not queue again by itself), Errc::closed, Errc::lease_count_mismatch,
+  ///   Errc::no_auth, ... as acquire() would throw. Whatever the error, no node and no watch of
+  ///   the request is left on the server when the handler runs (while the session is
+  ///   connected; otherwise they go with the session). A Lease that never reaches its handler
+  ///   (an executor that drops the work) is released.
+  /// Returns: the handle that cancels the request (dropping it does not).
+  /// Throws: InvalidArgumentError if `handler` is empty.
+  LockRequest async_acquire(LeaseHandler handler, AsyncLockOptions options = {});
+  /// Effects: as async_acquire(), for `count` leases at once, all or none (as acquire(count)).
+  /// Throws: InvalidArgumentError if `handler` is empty, count < 1 or count > max_leases().
+  LockRequest async_acquire(int count, LeasesHandler handler, AsyncLockOptions options = {});
+  /// Effects: as async_acquire(), with the outcome in a future: the Lease, or the exception
+  ///   acquire() would throw (Error(timed_out) for the deadline, CancelledError, ...).
+  std::future<Lease> acquire_future(AsyncLockOptions options = {});
+  /// Effects: as async_acquire(count, ...), with the outcome in a future.
+  std::future<std::vector<Lease>> acquire_future(int count, AsyncLockOptions options = {});
+
   /// Effects: wakes every acquire call waiting on this object at the time of the call; they
   ///   remove their nodes and watches and fail (acquire: CancelledError; the try forms: nullopt).
-  ///   Later calls are not affected.
+  ///   Later calls are not affected, nor asynchronous requests (LockRequest::cancel() ends one).
   void cancel() noexcept;
 
   /// Returns: the names of the lease nodes now under PATH/leases (zklock's and Curator's), in

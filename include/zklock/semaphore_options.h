@@ -1,7 +1,10 @@
 // zklock/semaphore_options.h: options of a Semaphore.
 #pragma once
 
+#include <functional>
 #include <string>
+
+#include "zklock/acquisition.h"
 
 namespace zklock {
 
@@ -15,6 +18,15 @@ struct SemaphoreOptions {
   /// goes with the semaphore node and is written again by the next client) instead of persistent
   /// ones.
   bool container_parents = false;
+
+  /// Revocation (zklock::request_revocation(), `zklock revoke`): another client asks a lease's
+  /// holder to let go by writing "__REVOKE__" into the lease node. With this set, the leases are
+  /// revocable - their node data says "revocable":true - and each request is reported here, on
+  /// the session's event thread, while the lease is held and its Semaphore exists; the
+  /// application decides (typically Lease::release()). Each held lease then keeps a data watch on
+  /// its own node (which also tells a deletion at once). Unset: "revocable":false, requests are
+  /// ignored, no watch. Curator's semaphore has no revocation (CURATOR-650).
+  std::function<void(const Acquisition& lease)> on_revocation_requested;
 };
 
 }  // namespace zklock

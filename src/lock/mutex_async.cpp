@@ -36,10 +36,11 @@ class AttemptRequest final : public PendingRequest {
 }  // namespace
 
 LockRequest MutexCore::async_acquire(ContenderKind kind, AsyncLockOptions options,
-                                     LockHandler handler) {
+                                     LockHandler handler, bool internal) {
   auto a = std::make_shared<Attempt>();
   a->kind = kind;
   a->async = std::make_unique<Attempt::Async>();
+  a->async->internal = internal;
   a->async->started = SteadyClock::now();
   a->async->handler = std::move(handler);
   a->async->executor = std::move(options.executor);
@@ -97,14 +98,18 @@ void MutexCore::settle_async_locked(const AttemptPtr& a, Errc code) {
                                    hold = std::move(hold)] {
     handler(make_error_code(code), std::move(*hold));
   };
-  session_->post_event_or_detach(
-      [executor = std::move(async.executor), deliver = std::move(deliver)]() mutable {
-        if (executor) {
-          executor(std::move(deliver));
-        } else {
-          deliver();
-        }
-      });
+  if (async.internal) {
+    session_->defer(std::move(deliver));  // never inline: this thread holds mutex_
+  } else {
+    session_->post_event_or_detach(
+        [executor = std::move(async.executor), deliver = std::move(deliver)]() mutable {
+          if (executor) {
+            executor(std::move(deliver));
+          } else {
+            deliver();
+          }
+        });
+  }
   report_async_states_locked();  // its first report: Held
   cv_.notify_all();
 }
@@ -198,7 +203,12 @@ void MutexCore::release_hold_then(const std::shared_ptr<void>& attempt,
 
 void MutexCore::fire_released_locked(const AttemptPtr& a) {
   if (!a->async || !a->async->on_released) return;
-  session_->post_event_or_detach(std::exchange(a->async->on_released, nullptr));
+  auto released = std::exchange(a->async->on_released, nullptr);
+  if (a->async->internal) {
+    session_->defer(std::move(released));
+  } else {
+    session_->post_event_or_detach(std::move(released));
+  }
 }
 
 LockState MutexCore::hold_state(const std::shared_ptr<void>& attempt) const noexcept {

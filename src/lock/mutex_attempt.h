@@ -79,6 +79,7 @@ struct MutexCore::Attempt {
     Executor executor;
     bool settled = false;   // the outcome is decided: the handler is on its way, or ran
     bool released = false;  // its Hold released it, or the Mutex was destroyed
+    bool internal = false;  // another recipe's: delivered on the monitor (async_acquire)
     LockState reported_state = LockState::kNotHeld;
     std::optional<Acquisition> acquisition;
     SessionCore::ScheduledId deadline_task;         // cancelled once settled

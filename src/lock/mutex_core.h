@@ -107,10 +107,18 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void on_session_change() override;
   std::size_t nodes_on_server() const override;
 
+  /// The figures' outcome of an acquisition that ended with `code` (also the Semaphore's).
+  static AcquireOutcome outcome_of(Errc code) noexcept;
+
   // Asynchronous acquisition (mutex_async.cpp). `attempt` is the opaque record a Hold or a
   // LockRequest carries.
   /// Queues a contender of `kind` whose outcome goes to `handler` (exactly once).
-  LockRequest async_acquire(ContenderKind kind, AsyncLockOptions options, LockHandler handler);
+  /// `internal`: for another recipe's internal lock (a Semaphore's) - the handler and
+  /// release_hold_then()'s `released` run on the session's monitor thread (SessionCore::defer)
+  /// instead of the events thread, so that the recipe never waits on user code; options.executor
+  /// is ignored.
+  LockRequest async_acquire(ContenderKind kind, AsyncLockOptions options, LockHandler handler,
+                            bool internal = false);
   void cancel_request(const std::shared_ptr<void>& attempt) noexcept;
   bool request_pending(const std::shared_ptr<void>& attempt) const noexcept;
   void release_hold(const std::shared_ptr<void>& attempt) noexcept;
@@ -235,8 +243,6 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   /// An acquisition called at `started` ended with `outcome`.
   void record_acquire_locked(const AttemptPtr& a, AcquireOutcome outcome,
                              SteadyClock::time_point started);
-  /// The outcome of a blocking acquisition that failed with `code`.
-  static AcquireOutcome outcome_of(Errc code) noexcept;
   /// A hold began (acquired) / ended (released, or seen Lost); each hold ends once. The hold is
   /// timed from its Acquisition (acquired_at), so that a held lock carries nothing more.
   void begin_hold_locked(const AttemptPtr& a);

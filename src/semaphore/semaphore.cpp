@@ -73,6 +73,71 @@ std::optional<std::vector<Lease>> Semaphore::try_acquire_until_steady(
   return wrapped(std::move(leases));
 }
 
+LockRequest Semaphore::async_acquire(LeaseHandler handler, AsyncLockOptions options) {
+  if (!handler) throw InvalidArgumentError(core_->context() + "::async_acquire: empty handler");
+  return async_acquire(
+      1,
+      [handler = std::move(handler)](std::error_code error, std::vector<Lease> leases) {
+        handler(error, leases.empty() ? Lease() : std::move(leases.front()));
+      },
+      std::move(options));
+}
+
+LockRequest Semaphore::async_acquire(int count, LeasesHandler handler, AsyncLockOptions options) {
+  if (!handler) throw InvalidArgumentError(core_->context() + "::async_acquire: empty handler");
+  check_lease_count(count, "async_acquire");
+  return core_->async_acquire(
+      count, std::move(options),
+      [handler = std::move(handler)](std::error_code error,
+                                     std::vector<std::shared_ptr<detail::LeaseCore>> cores) {
+        handler(error, wrapped(std::move(cores)));
+      });
+}
+
+namespace {
+
+// The promise's side of acquire_future: the value, or the exception acquire() would throw. The
+// handler lets go of the promise once fulfilled (see detail::lock_future for why).
+template <class Value>
+void fulfil(std::shared_ptr<std::promise<Value>>& promise, const std::string& context,
+            std::error_code error, Value value) {
+  const auto fulfilled = std::move(promise);
+  if (!error) {
+    fulfilled->set_value(std::move(value));
+    return;
+  }
+  try {
+    throw_error(static_cast<Errc>(error.value()), context);
+  } catch (...) {
+    fulfilled->set_exception(std::current_exception());
+  }
+}
+
+}  // namespace
+
+std::future<Lease> Semaphore::acquire_future(AsyncLockOptions options) {
+  auto promise = std::make_shared<std::promise<Lease>>();
+  auto future = promise->get_future();
+  async_acquire([promise, context = core_->context() + "::acquire_future"](
+                    std::error_code error,
+                    Lease lease) mutable { fulfil(promise, context, error, std::move(lease)); },
+                std::move(options));
+  return future;
+}
+
+std::future<std::vector<Lease>> Semaphore::acquire_future(int count, AsyncLockOptions options) {
+  auto promise = std::make_shared<std::promise<std::vector<Lease>>>();
+  auto future = promise->get_future();
+  async_acquire(
+      count,
+      [promise, context = core_->context() + "::acquire_future"](
+          std::error_code error, std::vector<Lease> leases) mutable {
+        fulfil(promise, context, error, std::move(leases));
+      },
+      std::move(options));
+  return future;
+}
+
 void Semaphore::cancel() noexcept { core_->cancel(); }
 std::vector<std::string> Semaphore::leases() const { return core_->leases(); }
 int Semaphore::max_leases() const noexcept { return core_->max_leases(); }

@@ -1,6 +1,6 @@
-// SemaphoreCore, the application-facing half: acquire's loop over rounds (internal lock, lease
-// phase), cancellation, shutdown, listing the leases. The lease phase is in
-// semaphore_lease_phase.cpp, the stored lease count in semaphore_count.cpp.
+// SemaphoreCore: the acquisitions in flight - started, waited for (acquire), handed over
+// (async_acquire), cancelled, ended by ~Semaphore - and listing the leases. What one acquisition
+// does on the server is LeaseRequest's (lease_request.cpp, lease_request_steps.cpp).
 #include "semaphore/semaphore_core.h"
 
 #include <algorithm>
@@ -19,6 +19,45 @@ MutexOptions internal_lock_options(const SemaphoreOptions& options) {
   return o;
 }
 
+// A request that asked for one attempt (a deadline already past, try_acquire) still gets its
+// round trips: up to the session timeout.
+LeaseRequest::Params params_for(const SessionCore& session, int count,
+                                std::optional<std::chrono::steady_clock::time_point> deadline,
+                                bool try_once, bool requeue_after_loss) {
+  LeaseRequest::Params p;
+  p.count = count;
+  const auto now = std::chrono::steady_clock::now();
+  p.try_once = try_once || (deadline && *deadline <= now);
+  p.deadline = p.try_once ? std::optional(now + session.negotiated_timeout()) : deadline;
+  p.requeue_after_loss = requeue_after_loss;
+  return p;
+}
+
+// A LockRequest's view of an asynchronous acquisition: it does not keep the request alive.
+class RequestHandle final : public PendingRequest {
+ public:
+  explicit RequestHandle(const std::shared_ptr<LeaseRequest>& request) : request_(request) {}
+  void cancel() noexcept override {
+    if (auto request = request_.lock()) request->end(Errc::cancelled, {});
+  }
+  bool pending() const noexcept override {
+    auto request = request_.lock();
+    return request && request->pending();
+  }
+
+ private:
+  std::weak_ptr<LeaseRequest> request_;
+};
+
+// Leases on their way to a handler: released if the handler never gets them (an executor that
+// drops its work) - nothing is left held by nobody.
+struct LeasesInTransit {
+  LeaseRequest::Leases leases;
+  ~LeasesInTransit() {
+    for (const auto& lease : leases) lease->release();
+  }
+};
+
 }  // namespace
 
 SemaphoreCore::SemaphoreCore(std::shared_ptr<SessionCore> session, std::string path, int max_leases,
@@ -28,10 +67,12 @@ SemaphoreCore::SemaphoreCore(std::shared_ptr<SessionCore> session, std::string p
       leases_path_(path_ + "/leases"),
       max_leases_(max_leases),
       options_(std::move(options)),
-      node_data_(holder_identity(options_.description, /*revocable=*/false)),
+      node_data_(holder_identity(options_.description,
+                                 static_cast<bool>(options_.on_revocation_requested))),
       lock_(std::make_shared<MutexCore>(session_, path_ + "/locks", internal_lock_options(options_),
                                         /*read_write=*/false, /*recorded=*/false)),
-      meter_(session_->lock_meter(Recipe::kSemaphore, path_)) {}
+      meter_(session_->lock_meter(Recipe::kSemaphore, path_)),
+      revocation_{options_.on_revocation_requested, std::make_shared<CallbackGate>()} {}
 
 SemaphoreCore::~SemaphoreCore() = default;
 
@@ -42,148 +83,88 @@ void SemaphoreCore::attach() {
   session_->add_observer(shared_from_this());
 }
 
-void SemaphoreCore::on_session_change() {
+std::vector<std::shared_ptr<LeaseRequest>> SemaphoreCore::in_flight(bool blocking_only) const {
+  std::vector<std::shared_ptr<LeaseRequest>> alive;
   std::lock_guard lock(mutex_);
+  for (const auto& r : requests_) {
+    if (blocking_only && !r.blocking) continue;
+    alive.push_back(r.request);
+  }
+  return alive;
+}
+
+void SemaphoreCore::on_session_change() {
+  for (const auto& request : in_flight(false)) request->on_session_change();
+}
+
+void SemaphoreCore::finished(const LeaseRequest& request, Errc code, bool contended,
+                             SteadyClock::time_point started, const Leases& leases) {
+  if (meter_) {
+    // One acquisition in the figures per call, however many leases it takes.
+    meter_->acquire_ended(path_, MutexCore::outcome_of(code), SteadyClock::now() - started,
+                          contended, leases.empty() ? 0 : leases.front()->acquisition().sequence);
+  }
+  std::shared_ptr<LeaseRequest> ended;  // let go of after mutex_: it may be the last reference
+  std::lock_guard lock(mutex_);
+  const auto it = std::find_if(requests_.begin(), requests_.end(),
+                               [&](const InFlight& r) { return r.request.get() == &request; });
+  if (it != requests_.end()) {
+    ended = std::move(it->request);
+    requests_.erase(it);
+  }
   cv_.notify_all();
 }
 
 void SemaphoreCore::shutdown() noexcept {
   {
-    Lock lock(mutex_);
+    std::lock_guard lock(mutex_);
     shut_down_ = true;
   }
-  // Wakes every waiter: those waiting for the internal lock leave it, those in the lease phase
-  // remove their nodes and watches; all of them throw CancelledError (or return nullopt).
-  cancel();
+  // Every request ends: those waiting for the internal lock leave it, those in the lease phase
+  // remove their nodes and watches.
+  for (const auto& request : in_flight(false)) request->end(Errc::cancelled, {});
   {
-    Lock lock(mutex_);
+    std::unique_lock lock(mutex_);
     cv_.wait(lock, [&] { return callers_ == 0; });
   }
   lock_->shutdown();
+  revocation_.gate->close();
   session_->remove_observer(this);
 }
 
 void SemaphoreCore::cancel() noexcept {
-  // Both epochs move under mutex_ (lock order: this mutex_, then the internal lock's): a thread
-  // that read them before is cancelled at once, one that reads them after is not cancelled at all.
-  std::lock_guard lock(mutex_);
-  ++cancel_epoch_;
-  cv_.notify_all();
-  lock_->cancel();
+  // The blocking calls inside now; later ones are not affected.
+  for (const auto& request : in_flight(true)) request->end(Errc::cancelled, {});
 }
 
-bool SemaphoreCore::take_internal_lock(std::optional<SteadyClock::time_point> deadline,
-                                       bool try_once, std::uint64_t epoch) {
-  std::uint64_t lock_epoch = 0;
-  {
-    // The internal lock's cancel epoch, read with ours: a cancel() after this check reaches the
-    // internal lock's acquire() however late this thread gets there.
-    std::lock_guard lock(mutex_);
-    if (cancelled_since(epoch)) return false;
-    lock_epoch = lock_->cancel_epoch();
-  }
-  bool got = false;
-  try {
-    got = lock_->acquire(ContenderKind::kExclusive, try_once ? SteadyClock::now() : deadline,
-                         try_once, false, lock_epoch);
-  } catch (const ClosedError&) {
-    if (session_->closed()) throw;
-    return false;  // the internal lock was shut down: ~Semaphore
-  }
-  if (!got) return false;
-  bool cancelled = false;
-  {
-    std::lock_guard lock(mutex_);
-    cancelled = cancelled_since(epoch);
-  }
-  if (!cancelled) return true;
-  lock_->release();
-  return false;
-}
-
-std::vector<std::shared_ptr<LeaseCore>> SemaphoreCore::acquire(
-    std::optional<SteadyClock::time_point> deadline, bool try_once, bool throw_on_cancel,
-    int count) {
-  const auto started = SteadyClock::now();
-  std::uint64_t epoch = 0;
-  {
-    std::lock_guard lock(mutex_);
-    epoch = cancel_epoch_;
-  }
-  bool contended = false;
-  // One acquisition in the figures per call, however many leases it takes.
-  const auto record = [&](AcquireOutcome outcome, const std::shared_ptr<LeaseCore>& lease) {
-    if (!meter_) return;
-    meter_->acquire_ended(path_, outcome, SteadyClock::now() - started, contended,
-                          lease ? lease->acquisition().sequence : 0);
-  };
-  std::vector<std::shared_ptr<LeaseCore>> leases;
-  try {
-    leases = take_leases(deadline, try_once, throw_on_cancel, count, contended);
-  } catch (const CancelledError&) {
-    record(AcquireOutcome::kCancelled, nullptr);
-    throw;
-  } catch (const ClosedError&) {
-    record(AcquireOutcome::kSessionLost, nullptr);
-    throw;
-  } catch (const SessionLostError&) {
-    record(AcquireOutcome::kSessionLost, nullptr);
-    throw;
-  } catch (...) {
-    record(AcquireOutcome::kError, nullptr);
-    throw;
-  }
-  if (!leases.empty()) {
-    record(AcquireOutcome::kAcquired, leases.front());
-  } else {
-    bool cancelled = false;
-    {
-      std::lock_guard lock(mutex_);
-      cancelled = cancelled_since(epoch);
-    }
-    record(cancelled ? AcquireOutcome::kCancelled : AcquireOutcome::kTimedOut, nullptr);
-  }
-  return leases;
-}
-
-namespace {
-
-// Gives back leases taken for a call that cannot have them all (all or none).
-void give_back(std::vector<std::shared_ptr<LeaseCore>>& leases,
-               std::chrono::milliseconds wait_each) {
-  for (const auto& lease : leases) lease->release();
-  for (const auto& lease : leases) lease->await_released(wait_each);
-  leases.clear();
-}
-
-}  // namespace
-
-SemaphoreCore::Outcome SemaphoreCore::lease_phases(int count,
-                                                   std::optional<SteadyClock::time_point> deadline,
-                                                   bool try_once, std::uint64_t epoch,
-                                                   std::vector<std::shared_ptr<LeaseCore>>& taken,
-                                                   bool& contended) {
-  Outcome outcome = Outcome::kAcquired;
-  while (outcome == Outcome::kAcquired && taken.size() < static_cast<std::size_t>(count)) {
-    Round round;
-    outcome = lease_phase(round, deadline, try_once, epoch);
-    contended = contended || round.contended;
-    if (outcome == Outcome::kAcquired) taken.push_back(std::move(round.lease));
-  }
-  return outcome;
-}
-
-std::vector<std::shared_ptr<LeaseCore>> SemaphoreCore::take_leases(
-    std::optional<SteadyClock::time_point> deadline, bool try_once, bool throw_on_cancel, int count,
-    bool& contended) {
+SemaphoreCore::Leases SemaphoreCore::acquire(std::optional<SteadyClock::time_point> deadline,
+                                             bool try_once, bool throw_on_cancel, int count) {
   const std::string context = this->context() + "::acquire";
-  std::uint64_t epoch = 0;
+  struct Outcome {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;
+    Errc code = Errc::ok;
+    std::string detail;
+    Leases leases;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  auto request = std::make_shared<LeaseRequest>(
+      shared_from_this(), params_for(*session_, count, deadline, try_once, true),
+      [outcome](Errc code, const std::string& detail, Leases leases) {
+        std::lock_guard lock(outcome->mutex);
+        outcome->code = code;
+        outcome->detail = detail;
+        outcome->leases = std::move(leases);
+        outcome->done = true;
+        outcome->cv.notify_all();
+      });
   {
     std::lock_guard lock(mutex_);
     if (session_->closed()) throw ClosedError(Errc::closed, context);
     if (shut_down_) throw CancelledError(context + ": the Semaphore was destroyed");
     ++callers_;
-    epoch = cancel_epoch_;
+    requests_.push_back({request, true});
   }
   struct Leave {
     SemaphoreCore* core;
@@ -193,51 +174,59 @@ std::vector<std::shared_ptr<LeaseCore>> SemaphoreCore::take_leases(
       core->cv_.notify_all();
     }
   } leave{this};
-  const auto give_up = [&]() -> std::vector<std::shared_ptr<LeaseCore>> {
-    std::lock_guard lock(mutex_);
-    if (session_->closed()) throw ClosedError(Errc::closed, context);
-    if (shut_down_) throw CancelledError(context + ": the Semaphore was destroyed while waiting");
-    if (cancelled_since(epoch) && throw_on_cancel) throw CancelledError(context + ": cancelled");
-    return {};
-  };
-  if (deadline && *deadline <= SteadyClock::now()) try_once = true;
+  request->start();
+  std::unique_lock wait(outcome->mutex);
+  outcome->cv.wait(wait, [&] { return outcome->done; });
+  switch (outcome->code) {
+    case Errc::ok:
+      return std::move(outcome->leases);
+    case Errc::timed_out:
+      return {};
+    case Errc::cancelled: {
+      std::lock_guard lock(mutex_);
+      if (shut_down_) throw CancelledError(context + ": the Semaphore was destroyed while waiting");
+      if (throw_on_cancel) throw CancelledError(context + ": cancelled");
+      return {};
+    }
+    default:
+      throw_error(outcome->code,
+                  outcome->detail.empty() ? context : context + ": " + outcome->detail);
+  }
+}
 
-  if (!check_count(try_once ? std::optional(SteadyClock::now() + session_->negotiated_timeout())
-                            : deadline)) {
-    return {};
+LockRequest SemaphoreCore::async_acquire(int count, AsyncLockOptions options,
+                                         LeasesHandler handler) {
+  const auto session = session_;
+  auto request = std::make_shared<LeaseRequest>(
+      shared_from_this(), params_for(*session_, count, options.deadline, false, false),
+      [session, handler = std::move(handler), executor = std::move(options.executor)](
+          Errc code, const std::string&, Leases leases) {
+        auto transit = std::make_shared<LeasesInTransit>();
+        transit->leases = std::move(leases);
+        std::function<void()> deliver = [handler, code, transit] {
+          handler(make_error_code(code), std::exchange(transit->leases, {}));
+        };
+        session->post_event_or_detach([executor, deliver = std::move(deliver)]() mutable {
+          if (executor) {
+            executor(std::move(deliver));
+          } else {
+            deliver();
+          }
+        });
+      });
+  LockRequest handle(std::make_shared<RequestHandle>(request));
+  bool refused = false;
+  {
+    std::lock_guard lock(mutex_);
+    refused = shut_down_;
+    if (!refused) requests_.push_back({request, false});
   }
-  const auto wait_each = session_->negotiated_timeout() / 3;
-  while (true) {
-    if (!take_internal_lock(deadline, try_once, epoch)) return give_up();
-    // Every lease of this call is taken under one hold of the internal lock: no other zklock
-    // contender takes a lease in between, so two calls that want more than half of N each
-    // never hold part and wait for the rest of each other (Curator's acquire(qty) releases the
-    // internal lock between its leases, and such calls wait on each other until they time out).
-    std::vector<std::shared_ptr<LeaseCore>> taken;
-    Outcome outcome = Outcome::kRequeue;
-    try {
-      outcome = lease_phases(count, deadline, try_once, epoch, taken, contended);
-    } catch (...) {
-      give_back(taken, wait_each);
-      lock_->release();
-      throw;
-    }
-    if (outcome != Outcome::kAcquired) give_back(taken, wait_each);  // all or none
-    lock_->release();  // the next contender may take a lease now
-    switch (outcome) {
-      case Outcome::kAcquired:
-        return taken;
-      case Outcome::kNotAcquired:
-      case Outcome::kTimedOut:
-        return {};
-      case Outcome::kCancelled:
-        return give_up();
-      case Outcome::kRequeue:
-        if (session_->closed()) throw ClosedError(Errc::closed, context);
-        if (try_once || (deadline && SteadyClock::now() >= *deadline)) return {};
-        break;
-    }
+  if (refused) {
+    request->end(Errc::cancelled, {});  // the Semaphore is being destroyed
+  } else {
+    request->start();  // a closed session ends it at once (Errc::closed)
   }
+  return handle;
 }
 
 std::vector<std::string> SemaphoreCore::leases() const {
@@ -248,32 +237,6 @@ std::vector<std::string> SemaphoreCore::leases() const {
   if (listing.rc == Errc::no_node) return {};
   if (listing.rc != Errc::ok) throw_error(listing.rc, context);
   return leases_in_order(std::move(listing.children));
-}
-
-OpResult SemaphoreCore::call(const std::shared_ptr<ClientConnection>& connection,
-                             const std::function<void(ClientConnection&, Completion)>& op) const {
-  return SessionCore::call_on(*connection, op, session_->negotiated_timeout());
-}
-
-std::shared_ptr<ClientConnection> SemaphoreCore::await_connection(
-    std::optional<unsigned> generation, std::optional<SteadyClock::time_point> deadline,
-    std::optional<std::uint64_t> epoch) const {
-  while (true) {
-    const std::uint64_t seen = session_->changes();
-    if (session_->closed()) return nullptr;
-    if (epoch) {
-      std::lock_guard lock(mutex_);
-      if (cancelled_since(*epoch)) return nullptr;
-    }
-    auto c = session_->connection();
-    if (generation && session_->state_of(*generation) == SessionState::kLost) return nullptr;
-    if (c && session_->connected() && (!generation || c->generation() == *generation)) return c;
-    const auto now = SteadyClock::now();
-    if (deadline && now >= *deadline) return nullptr;
-    auto wake = now + std::chrono::milliseconds(100);
-    if (deadline) wake = std::min(wake, *deadline);
-    session_->wait_change(seen, wake);
-  }
 }
 
 }  // namespace zklock::detail
