@@ -1,7 +1,9 @@
-// Revocation (zklock/revocation.h, MutexOptions::on_revocation_requested) against a real server:
-// a request reaches a holder first at once and one that waited, a request made while a contender
-// waits is reported when it acquires, nothing is released by the request itself, a holder that
-// does not listen says so in its node data, and with credentials nobody else may ask.
+// Revocation (zklock/revocation.h, MutexOptions::on_revocation_requested and the same option of
+// SemaphoreOptions and ElectionOptions) against a real server: a request reaches a holder first
+// at once and one that waited, a request made while a contender waits is reported when it
+// acquires, nothing is released by the request itself, a holder that does not listen says so in
+// its node data, a lease's and a leader's holder hear it too, and with credentials nobody else may
+// ask any of them.
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -18,8 +20,10 @@ namespace {
 // The requests a holder heard of, in order (node paths), filled on the event thread.
 class Requests {
  public:
-  MutexOptions options() {
-    MutexOptions o;
+  // The options of a Mutex (or SharedMutex), Semaphore or Election that tell this object.
+  template <class Options = MutexOptions>
+  Options options() {
+    Options o;
     o.on_revocation_requested = [this](const Acquisition& acquisition) {
       std::lock_guard lock(mutex_);
       nodes_.push_back(acquisition.node_path);
@@ -151,6 +155,45 @@ TEST_F(MutexRevocation, BothSidesOfASharedMutexHearIt) {
   writer.unlock();
 }
 
+TEST_F(MutexRevocation, ALeaseHolderHearsTheRequestForItsOwnLeaseOnly) {
+  Session holder_session(opts()), asker(opts());
+  Requests requests;
+  Semaphore sem(holder_session, path_, 2, requests.options<SemaphoreOptions>());
+  Lease asked = sem.acquire(), other = sem.acquire();
+  const std::string node = asked.acquisition().node_path;
+  EXPECT_NE(asker.get(node)->data.find("\"revocable\":true"), std::string::npos)
+      << asker.get(node)->data;
+  EXPECT_TRUE(request_revocation(asker, node));
+  ASSERT_TRUE(requests.wait_count(1));
+  EXPECT_EQ(requests.nodes(), std::vector<std::string>{node});
+  EXPECT_EQ(asked.state(), LockState::kHeld) << "the request itself released the lease";
+  asked.release();  // the application decides
+  EXPECT_EQ(other.state(), LockState::kHeld);
+  // A lease of a Semaphore that does not listen says so, and hears nothing.
+  Semaphore deaf(holder_session, path_ + "-deaf", 1);
+  Lease unasked = deaf.acquire();
+  const std::string deaf_node = unasked.acquisition().node_path;
+  EXPECT_NE(asker.get(deaf_node)->data.find("\"revocable\":false"), std::string::npos);
+  EXPECT_TRUE(request_revocation(asker, deaf_node));
+  EXPECT_EQ(unasked.state(), LockState::kHeld);
+  EXPECT_EQ(requests.nodes().size(), 1u);
+}
+
+TEST_F(MutexRevocation, ALeaderHearsTheRequestAndMayResign) {
+  Session leader_session(opts()), other_session(opts()), asker(opts());
+  Requests requests;
+  Election leader(leader_session, path_, requests.options<ElectionOptions>());
+  Election other(other_session, path_);
+  leader.campaign();
+  const std::string node = leader.leadership()->node_path;
+  EXPECT_TRUE(request_revocation(asker, node));
+  ASSERT_TRUE(requests.wait_count(1));
+  EXPECT_TRUE(leader.is_leader()) << "the request itself ended the term";
+  leader.resign();
+  EXPECT_TRUE(other.try_campaign_for(30s)) << "the next participant did not lead";
+  other.resign();
+}
+
 TEST_F(MutexRevocation, WithCredentialsNobodyElseMayAsk) {
   const std::string base = unique_path("revoke-acl");
   {
@@ -172,6 +215,23 @@ TEST_F(MutexRevocation, WithCredentialsNobodyElseMayAsk) {
   ASSERT_TRUE(requests.wait_count(1));
   EXPECT_EQ(requests.nodes().size(), 1u);
   holder.unlock();
+
+  // The same for a lease and for a leadership: the intruder's request is refused and not written.
+  Semaphore sem(owner, base + "/workers", 2, requests.options<SemaphoreOptions>());
+  Election election(owner, base + "/scheduler", requests.options<ElectionOptions>());
+  Lease lease = sem.acquire();
+  election.campaign();
+  for (const std::string& asked :
+       {lease.acquisition().node_path, election.leadership()->node_path}) {
+    EXPECT_THROW(request_revocation(intruder, asked), NotAuthorizedError) << asked;
+    EXPECT_NE(intruder.get(asked)->data.find("\"revocable\":true"), std::string::npos)
+        << "the intruder's request was written into " << asked;
+    EXPECT_TRUE(request_revocation(colleague, asked));
+  }
+  ASSERT_TRUE(requests.wait_count(3));
+  EXPECT_EQ(lease.state(), LockState::kHeld);
+  EXPECT_TRUE(election.is_leader());
+  election.resign();
 }
 
 }  // namespace

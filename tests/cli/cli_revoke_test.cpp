@@ -1,12 +1,15 @@
 // tests/cli/cli_revoke_test.cpp: `zklock revoke` and `--revocable` - the real binary against a
 // real ZooKeeper server: a revocable exec stops its command and releases, a revocable hold
-// releases, a holder that is not revocable is not asked (77), nobody to ask is 66, and with
-// credentials nobody else may ask (77).
+// releases, a holder that is not revocable is not asked (77), nobody to ask is 66, a semaphore's
+// lease holders are asked, and with credentials nobody else may ask (77).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_process.h"
 #include "support/files.h"
@@ -52,6 +55,35 @@ TEST_F(CliRevoke, ARevocableExecStopsItsCommandAndReleases) {
   EXPECT_TRUE(lock_children(session_, path_).empty());
 }
 
+TEST_F(CliRevoke, OnRevokeKillKillsTheCommandAndIgnoreIsNotRevocable) {
+  Cli killed(dir_, cli_args("exec", server_.connect,
+                            {"--on-revoke", "kill", path_, "--", "sh", "-c",
+                             "trap '' TERM; echo started; exec sleep 1000"}));
+  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 1; }, kEventTimeout))
+      << killed.output();
+  const CliResult asked = revoke({path_});
+  EXPECT_EQ(asked.exit_code, 0) << asked.output;
+  EXPECT_EQ(killed.wait(), 128 + SIGKILL) << killed.output();
+  EXPECT_NE(killed.output().find("killing the command"), std::string::npos) << killed.output();
+  EXPECT_TRUE(lock_children(session_, path_).empty());
+
+  Cli ignoring(dir_, cli_args("exec", server_.connect,
+                              {"--on-revoke", "ignore", path_, "--", "sleep", "1000"}));
+  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 1; }, kEventTimeout))
+      << ignoring.output();
+  const std::string node = lock_children(session_, path_).at(0);
+  EXPECT_NE(session_.get(path_ + "/" + node)->data.find("\"revocable\":false"), std::string::npos);
+  const CliResult refused = revoke({path_});
+  EXPECT_EQ(refused.exit_code, 77) << refused.output;
+  ignoring.signal(SIGTERM);
+  EXPECT_EQ(ignoring.wait(), 128 + SIGTERM) << ignoring.output();
+
+  const CliResult both =
+      run_cli(dir_, cli_args("exec", server_.connect,
+                             {"--on-revoke", "ignore", "--revocable", path_, "--", "true"}));
+  EXPECT_EQ(both.exit_code, 64) << both.output;
+}
+
 TEST_F(CliRevoke, ARevocableHoldReleasesAndExitsZero) {
   Cli holder(dir_, cli_args("hold", server_.connect, {"--revocable", path_}));
   const std::string node = node_of(holder);
@@ -83,6 +115,39 @@ TEST_F(CliRevoke, NobodyToAskIs66) {
   EXPECT_EQ(no_such.exit_code, 66) << no_such.output;
   holder.signal(SIGTERM);
   EXPECT_EQ(holder.wait(), 0) << holder.output();
+}
+
+TEST_F(CliRevoke, OnASemaphoreTheLeaseHoldersAreAsked) {
+  std::mutex mutex;
+  std::vector<std::string> heard;  // the lease nodes asked, as their holder heard of it
+  SemaphoreOptions options;
+  options.on_revocation_requested = [&](const Acquisition& lease) {
+    std::lock_guard lock(mutex);
+    heard.push_back(lease.node_path);
+  };
+  Semaphore sem(session_, path_, 3, options);
+  std::vector<Lease> leases = sem.acquire(2);
+  const std::string first = leases[0].acquisition().node_path;
+  const std::string first_name = first.substr(first.rfind('/') + 1);
+  const auto heard_count = [&] {
+    std::lock_guard lock(mutex);
+    return heard.size();
+  };
+  const CliResult one = revoke({"--node", first_name, path_});
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("asked " + first_name + " to let go"), std::string::npos) << one.output;
+  ASSERT_TRUE(wait_until([&] { return heard_count() == 1; }, kEventTimeout));
+  const CliResult all = revoke({path_});
+  EXPECT_EQ(all.exit_code, 0) << all.output;
+  ASSERT_TRUE(wait_until([&] { return heard_count() == 3; }, kEventTimeout)) << all.output;
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(std::count(heard.begin(), heard.end(), first), 2) << "the named lease, then all";
+  }
+  for (const auto& lease : leases) EXPECT_EQ(lease.state(), LockState::kHeld);
+  leases.clear();
+  const CliResult none = revoke({path_});
+  EXPECT_EQ(none.exit_code, 66) << none.output;
 }
 
 TEST_F(CliRevoke, WithCredentialsNobodyElseMayAsk) {

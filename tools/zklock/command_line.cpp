@@ -172,15 +172,19 @@ constexpr const char* kRevokeFooter =
     "releases, a program using the library hears of it (MutexOptions::on_revocation_requested).\n"
     "A zklock holder started without --revocable says so in its node, and is not asked (exit 77).\n"
     "The holders are the first contender, or every reader with only readers ahead of it; --node\n"
-    "names one contender instead (a waiter asked is told once it acquires). With credentials,\n"
-    "only the holder's own identity may write its node (exit 77 for anyone else).\n"
+    "names one contender instead (a waiter asked is told once it acquires). On a semaphore's\n"
+    "path the holders are its lease holders (SemaphoreOptions::on_revocation_requested), and\n"
+    "--node names one lease node; on an election's, the leader (`zklock elect --revocable`).\n"
+    "With credentials, only the holder's own identity may write its node (exit 77 for anyone\n"
+    "else).\n"
     "\n";
 
 constexpr const char* kRevokeExamples =
     "\n"
     "Examples:\n"
     "  zklock revoke /locks/nightly-backup\n"
-    "  zklock revoke --node _c_...-lock-0000000042 /locks/deploy\n";
+    "  zklock revoke --node _c_...-lock-0000000042 /locks/deploy\n"
+    "  zklock revoke --node _c_...-lease-0000000007 /semaphores/encoders\n";
 
 constexpr const char* kStatusExamples =
     "\n"
@@ -375,8 +379,29 @@ CLI::App* add_exec_command(CLI::App& app, const LockPathCommand& spec, ExecOptio
       ->type_name("term|kill|ignore")
       ->default_str(on_lost_name(exec.on_lost))
       ->group("Command");
+  LockOptions& lock = *spec.lock;
+  command
+      ->add_option_function<std::string>(
+          "--on-revoke",
+          [&exec, &lock](const std::string& text) {
+            exec.on_revoke = *parse_on_lost(text);
+            lock.revocable = exec.on_revoke != OnLost::kIgnore;
+          },
+          "when someone asks us to let go (`zklock revoke`, Curator's Revoker): term (SIGTERM, "
+          "then SIGKILL after --grace) or kill (SIGKILL), then release - the lock node says it "
+          "is revocable; ignore: the node says it is not, and `zklock revoke` refuses (as "
+          "without --revocable). --revocable alone is term")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return parse_on_lost(text) ? "" : "expected term, kill or ignore, not '" + text + "'";
+          },
+          ""))
+      ->type_name("term|kill|ignore")
+      ->excludes(command->get_option("--revocable"))
+      ->group("Command");
   add_duration_option(*command, "--grace", exec.grace,
-                      "with --on-lost=term: time between SIGTERM and SIGKILL", false)
+                      "with --on-lost=term or --on-revoke=term: time between SIGTERM and SIGKILL",
+                      false)
       ->default_str(format_duration(exec.grace))
       ->group("Command");
   command

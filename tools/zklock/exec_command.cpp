@@ -85,10 +85,16 @@ class Supervisor {
     }
   }
 
-  // Asked to let go: the command is stopped as on a loss with --on-lost=term; the lock is
-  // released once it has ended.
+  // Asked to let go: the command is stopped as --on-revoke says; the lock is released once it
+  // has ended. (--on-revoke=ignore is never asked: its node says it is not revocable.)
   void on_revoked() {
     revoked_ = true;
+    if (exec_.on_revoke == OnLost::kKill) {
+      console_.error("revocation of " + path_ +
+                     " requested: killing the command (SIGKILL), then releasing");
+      child_.signal(SIGKILL);
+      return;
+    }
     console_.error("revocation of " + path_ + " requested: stopping the command (SIGTERM, " +
                    "SIGKILL after " + format_duration(exec_.grace) + "), then releasing");
     child_.signal(SIGTERM);

@@ -15,11 +15,12 @@
 
 namespace zklock::cli {
 
-/// What `zklock exec` does when the lock is lost while the command runs.
+/// What `zklock exec` (and `elect`) does to the command when the lock is lost while it runs
+/// (--on-lost), or when someone asks us to let go (--on-revoke).
 enum class OnLost {
   kTerm,    // SIGTERM, then SIGKILL after --grace
   kKill,    // SIGKILL at once
-  kIgnore,  // let it finish (zklock still exits 76)
+  kIgnore,  // lost: let it finish (zklock still exits 76); revoke: not revocable at all
 };
 
 struct ExecOptions {
@@ -27,6 +28,9 @@ struct ExecOptions {
   std::vector<std::string> command;  // from after "--" (main splits it off before parsing)
   std::vector<std::string> command_before_separator;  // a mistake: reported as a usage error
   OnLost on_lost = OnLost::kTerm;
+  // --on-revoke (term and kill make the lock revocable: LockOptions::revocable); --revocable
+  // alone is term.
+  OnLost on_revoke = OnLost::kTerm;
   std::chrono::milliseconds grace{5000};
   bool foreground = false;
   bool again = false;  // elect --again: campaign again after the command ends or is stopped

@@ -1,6 +1,9 @@
 #include "revoke_command.h"
 
+#include <algorithm>
 #include <iostream>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "contender_view.h"
@@ -21,13 +24,40 @@ std::vector<Contender> targets(const std::vector<Contender>& contenders, const s
   return out;
 }
 
+// A Semaphore's path (its leases under PATH/leases, its internal lock under PATH/locks): the
+// lease nodes to ask - the one named, or every lease holder.
+std::optional<std::vector<Contender>> lease_targets(Session& session, const std::string& path,
+                                                    const std::string& node) {
+  const auto children = session.children(path);
+  if (!children || std::find(children->begin(), children->end(), "leases") == children->end()) {
+    return std::nullopt;
+  }
+  std::vector<Contender> out;
+  for (const std::string& name :
+       session.children(path + "/leases").value_or(std::vector<std::string>{})) {
+    if (!node.empty() && name != node) continue;
+    Contender c;
+    c.name = name;
+    if (const auto data = session.get(path + "/leases/" + name)) c.data = data->data;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_revoke(const RevokeOptions& revoke, const CommonOptions& common, const Console& console) {
   const auto session = open_session(common, console);
-  // Only for contenders(): this Mutex is never locked, so it never creates a node.
-  const Mutex view(*session, revoke.path);
-  const std::vector<Contender> asked = targets(view.contenders(), revoke.node);
+  std::string nodes_path = revoke.path;
+  std::vector<Contender> asked;
+  if (auto leases = lease_targets(*session, revoke.path, revoke.node)) {
+    nodes_path += "/leases";
+    asked = std::move(*leases);
+  } else {
+    // Only for contenders(): this Mutex is never locked, so it never creates a node.
+    const Mutex view(*session, revoke.path);
+    asked = targets(view.contenders(), revoke.node);
+  }
   if (asked.empty()) {
     console.error(revoke.node.empty() ? "nobody holds " + revoke.path
                                       : "no contender " + revoke.node + " on " + revoke.path);
@@ -43,7 +73,7 @@ int run_revoke(const RevokeOptions& revoke, const CommonOptions& common, const C
       code = exit_code::kNoPermission;
       continue;
     }
-    if (!request_revocation(*session, revoke.path + "/" + c.name)) {
+    if (!request_revocation(*session, nodes_path + "/" + c.name)) {
       console.error(c.name + ": gone before it could be asked");
       continue;
     }
