@@ -248,3 +248,78 @@ TEST(LockSetTest, AFailedSetHasReleasedItsMembersWhenItReports) {
 
 }  // namespace
 }  // namespace zklock::testing
+
+namespace zklock::testing {
+namespace {
+
+// Semaphores as members (issue 24): a lease (or several) taken with the locks, all or none, in the
+// same canonical order, blocking and asynchronous; a set that fails gives its leases back before
+// it reports, and a set holding leases counts against the semaphore for everyone else.
+TEST(LockSetTest, SemaphoreLeasesAreMembersAllOrNone) {
+  auto server = shared_server();
+  const std::string root = unique_path("set-semaphore");
+  Session s(options_for(server.connect)), other(options_for(server.connect));
+  Mutex job(s, root + "/job");
+  Semaphore slots(s, root + "/slots", 3), their_slots(other, root + "/slots", 3);
+  LockSet set;
+  set.add(slots, 2).add(job);
+  EXPECT_THROW(set.add(their_slots), InvalidArgumentError) << "the same path twice";
+  LockSet too_many;
+  EXPECT_THROW(too_many.add(slots, 4), InvalidArgumentError);
+  EXPECT_THROW(too_many.add(slots, 0), InvalidArgumentError);
+
+  // Blocking: two of three leases and the job lock; the set's tokens, one per lease.
+  ASSERT_TRUE(set.try_lock_for(30s));
+  EXPECT_EQ(set.state(), LockState::kHeld);
+  const auto taken = set.acquisitions();
+  ASSERT_EQ(taken.size(), 3U);
+  EXPECT_EQ(taken[0].lock_path, root + "/job");
+  EXPECT_EQ(taken[1].lock_path, root + "/slots");
+  EXPECT_EQ(taken[2].lock_path, root + "/slots");
+  EXPECT_EQ(slots.leases().size(), 2U);
+  Lease third = their_slots.acquire();
+  EXPECT_FALSE(their_slots.try_acquire_for(200ms)) << "a fourth lease of three";
+  set.unlock();
+  EXPECT_TRUE(wait_until([&] { return slots.leases().size() == 1; }, 10s));
+
+  // All or none: with two of three leases taken elsewhere the set cannot have two; it gives
+  // back the one it took and the job lock, before it returns.
+  Lease fourth = their_slots.acquire();
+  EXPECT_FALSE(set.try_lock_for(300ms));
+  EXPECT_EQ(slots.leases().size(), 2U) << "the set kept a lease";
+  EXPECT_TRUE(lock_children(other, root + "/job").empty()) << "the set kept the job lock";
+
+  // Asynchronous: the same set, with a deadline, then with the leases free again.
+  std::promise<std::pair<std::error_code, std::size_t>> timed;
+  set.async_lock(
+      [&](std::error_code error, HoldSet holds) {
+        timed.set_value({error, lock_children(other, root + "/slots/leases").size() +
+                                    lock_children(other, root + "/job").size() +
+                                    holds.leases().size()});
+      },
+      AsyncLockOptions::within(300ms));
+  const auto [error, left] = timed.get_future().get();
+  EXPECT_EQ(error, make_error_code(Errc::timed_out));
+  EXPECT_EQ(left, 2U) << "the failed set's nodes were still there when its handler ran";
+  fourth.release();
+  std::promise<HoldSet> held;
+  set.async_lock([&](std::error_code e, HoldSet holds) {
+    EXPECT_FALSE(e) << e.message();
+    held.set_value(std::move(holds));
+  });
+  HoldSet holds = held.get_future().get();
+  ASSERT_EQ(holds.leases().size(), 2U);
+  ASSERT_EQ(holds.holds().size(), 1U);
+  EXPECT_EQ(holds.acquisitions().size(), 3U);
+  EXPECT_EQ(holds.state(), LockState::kHeld);
+  EXPECT_EQ(slots.leases().size(), 3U);
+  holds.unlock();
+  EXPECT_EQ(holds.state(), LockState::kNotHeld);
+  EXPECT_TRUE(wait_until([&] { return slots.leases().size() == 1; }, 10s));
+  third.release();
+  EXPECT_TRUE(wait_until([&] { return slots.leases().empty(); }, 10s));
+  EXPECT_TRUE(watches_under(server.port, root).empty());
+}
+
+}  // namespace
+}  // namespace zklock::testing

@@ -15,10 +15,11 @@
 //   }
 //
 // Members are Mutex objects, SharedMutex objects (their write side, or with add_shared their read
-// side); they may belong to different Sessions. The set refers to them: they must outlive it. It
-// takes them with their blocking API, so their thread rules apply (lock and unlock a LockSet on
-// one thread); the asynchronous form (async_lock) takes a request of its own per member and
-// hands the Holds over in a HoldSet, owned by whoever has it.
+// side) and Semaphore objects (one lease, or several, of each); they may belong to different
+// Sessions. The set refers to them: they must outlive it. It takes them with their blocking API,
+// so their thread rules apply (lock and unlock a LockSet on one thread); the asynchronous form
+// (async_lock) takes a request of its own per member and hands the Holds and Leases over in a
+// HoldSet, owned by whoever has it.
 //
 // A set is never handed out with a member that is already Lost: if a member is lost while the
 // later ones are being taken, everything is released and the set is taken again (within the
@@ -37,21 +38,25 @@
 #include "zklock/lock_request.h"
 #include "zklock/lock_state.h"
 #include "zklock/mutex.h"
+#include "zklock/semaphore.h"
 #include "zklock/shared_mutex.h"
 
 namespace zklock {
 
-/// The Holds of an asynchronously taken LockSet, in the set's canonical order.
+/// What an asynchronously taken LockSet holds: the Holds of its lock members and the Leases of its
+/// semaphore members, each in the set's canonical order.
 class HoldSet {
  public:
   HoldSet() noexcept = default;
-  explicit HoldSet(std::vector<Hold> holds) noexcept : holds_(std::move(holds)) {}
+  explicit HoldSet(std::vector<Hold> holds, std::vector<Lease> leases = {}) noexcept
+      : holds_(std::move(holds)), leases_(std::move(leases)) {}
   /// Effects: unlock().
   ~HoldSet() { unlock(); }
   HoldSet(HoldSet&&) noexcept = default;
   HoldSet& operator=(HoldSet&& other) noexcept {
     unlock();
     holds_ = std::move(other.holds_);
+    leases_ = std::move(other.leases_);
     return *this;
   }
   HoldSet(const HoldSet&) = delete;
@@ -64,13 +69,19 @@ class HoldSet {
   }
   /// Returns: the worst member state (Lost > Suspended > Held); NotHeld when empty or released.
   LockState state() const noexcept;
-  /// Returns: each member's Hold (its acquisition and fencing token), in canonical order.
+  /// Returns: each lock member's Hold (its acquisition and fencing token), in canonical order.
   const std::vector<Hold>& holds() const noexcept { return holds_; }
+  /// Returns: the leases of the semaphore members, in canonical order (a member added with
+  ///   several leases has as many here, in the order taken).
+  const std::vector<Lease>& leases() const noexcept { return leases_; }
+  /// Returns: what every Hold and Lease took, in the set's canonical order (by lock path).
+  std::vector<Acquisition> acquisitions() const;
   /// Effects: releases every member, the last taken first. From any thread; never throws.
   void unlock() noexcept;
 
  private:
   std::vector<Hold> holds_;
+  std::vector<Lease> leases_;
 };
 
 /// The completion handler of LockSet::async_lock: called exactly once, with the HoldSet, or with
@@ -91,6 +102,10 @@ class LockSet {
   LockSet& add(Mutex& mutex);
   LockSet& add(SharedMutex& mutex);
   LockSet& add_shared(SharedMutex& mutex);
+  /// Effects: adds `count` leases of `semaphore` (taken all or none with the rest of the set).
+  /// Returns: *this.
+  /// Throws: as add(), and InvalidArgumentError if count < 1 or count > max_leases().
+  LockSet& add(Semaphore& semaphore, int count = 1);
 
   /// Effects: takes every member, in canonical order, each with its blocking lock call; waits as
   ///   long as it takes.
@@ -116,7 +131,8 @@ class LockSet {
 
   /// Returns: the worst member state while held (Lost if any member is Lost); NotHeld otherwise.
   LockState state() const noexcept;
-  /// Returns: each member's acquisition, in canonical order. Throws: Error(not_held) if not held.
+  /// Returns: each member's acquisition, in canonical order (a semaphore member's leases, one
+  ///   each). Throws: Error(not_held) if not held.
   std::vector<Acquisition> acquisitions() const;
 
   /// Effects: takes every member asynchronously, in canonical order, each with a request of its

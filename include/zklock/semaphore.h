@@ -50,6 +50,7 @@ namespace zklock {
 namespace detail {
 class SemaphoreCore;
 class LeaseCore;
+struct SemaphoreAccess;
 }  // namespace detail
 
 /// One lease of a Semaphore, released on destruction. Movable, not copyable. A default-constructed
@@ -92,6 +93,7 @@ class Lease {
 
  private:
   friend class Semaphore;
+  friend struct detail::SemaphoreAccess;
   explicit Lease(std::shared_ptr<detail::LeaseCore> core) noexcept : core_(std::move(core)) {}
   std::shared_ptr<detail::LeaseCore> core_;
 };
@@ -213,6 +215,7 @@ class Semaphore {
       int count, std::optional<std::chrono::steady_clock::time_point> deadline);
   void check_lease_count(int count, const char* call) const;
   static std::vector<Lease> wrapped(std::vector<std::shared_ptr<detail::LeaseCore>> cores);
+  friend struct detail::SemaphoreAccess;
   std::shared_ptr<detail::SemaphoreCore> core_;
 };
 

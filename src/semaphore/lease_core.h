@@ -55,6 +55,7 @@ class LeaseCore final : public SessionObserver, public std::enable_shared_from_t
   LockState state() const noexcept;
   bool wait_lost_until(std::optional<SteadyClock::time_point> deadline) const;
   const Acquisition& acquisition() const noexcept { return acquisition_; }
+  const std::shared_ptr<SessionCore>& session() const noexcept { return session_; }
   /// True once the node was seen missing (a watch or a heartbeat probe).
   bool deleted() const noexcept { return deleted_.load(); }
   /// Effects: from now on this lease is a hold counted in the session's figures (its end:

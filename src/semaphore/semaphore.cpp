@@ -1,6 +1,9 @@
 #include "zklock/semaphore.h"
 
+#include <future>
+
 #include "base/paths.h"
+#include "semaphore/semaphore_access.h"
 #include "semaphore/semaphore_core.h"
 #include "zklock/errors.h"
 
@@ -181,3 +184,31 @@ bool Lease::wait_lost_for(std::chrono::milliseconds timeout) const {
 }
 
 }  // namespace zklock
+
+namespace zklock::detail {
+
+void SemaphoreAccess::release_then(Lease& lease, std::function<void()> released) noexcept {
+  const std::shared_ptr<LeaseCore> core = std::move(lease.core_);
+  if (!core) {
+    released();
+    return;
+  }
+  core->release_then([session = core->session(), released]() mutable {
+    session->post_event_or_detach(std::move(released));
+  });
+}
+
+void SemaphoreAccess::release_and_wait(Lease& lease) noexcept {
+  const std::shared_ptr<LeaseCore> core = lease.core_;
+  if (!core) return;
+  try {
+    auto done = std::make_shared<std::promise<void>>();
+    auto released = done->get_future();
+    release_then(lease, [done] { done->set_value(); });
+    released.wait_for(core->session()->negotiated_timeout() / 3);
+  } catch (...) {  // out of memory: released without waiting
+    lease.release();
+  }
+}
+
+}  // namespace zklock::detail

@@ -65,6 +65,7 @@ class SemaphoreCore final : public SessionObserver,
 
   const std::string& path() const noexcept { return path_; }
   int max_leases() const noexcept { return max_leases_; }
+  SessionCore& session() const noexcept { return *session_; }
   std::string context() const;
 
   void on_session_change() override;

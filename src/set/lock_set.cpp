@@ -1,4 +1,6 @@
-// LockSet and HoldSet: several locks all or none, in one canonical order (by lock path).
+// LockSet: several locks (and semaphore leases) all or none, in one canonical order (by lock
+// path) - its members and the blocking form. The asynchronous form and HoldSet are in
+// lock_set_async.cpp.
 #include "zklock/lock_set.h"
 
 #include <algorithm>
@@ -7,124 +9,145 @@
 #include <string>
 #include <utility>
 
-#include "lock/hold_access.h"
-#include "lock/mutex_core.h"
+#include "set/lock_set_member.h"
+#include "set/member_state.h"
 #include "zklock/errors.h"
 
 namespace zklock {
-namespace {
-
-// Lost > Suspended > Held: the set is only as sure as its least sure member.
-int badness(LockState s) {
-  switch (s) {
-    case LockState::kHeld:
-      return 0;
-    case LockState::kSuspended:
-      return 1;
-    case LockState::kLost:
-      return 2;
-    case LockState::kNotHeld:
-      break;
-  }
-  return 3;
-}
-
-LockState worst(LockState a, LockState b) { return badness(a) >= badness(b) ? a : b; }
-
-}  // namespace
-
-// ---- HoldSet ---------------------------------------------------------------------------------
-
-LockState HoldSet::state() const noexcept {
-  if (holds_.empty()) return LockState::kNotHeld;
-  LockState s = LockState::kHeld;
-  for (const auto& h : holds_) s = worst(s, h.state());
-  return s;
-}
-
-void HoldSet::unlock() noexcept {
-  for (auto it = holds_.rbegin(); it != holds_.rend(); ++it) it->unlock();
-  holds_.clear();
-}
 
 // ---- LockSet members -------------------------------------------------------------------------
 
-struct LockSet::Member {
-  enum class Kind { kMutex, kWrite, kRead };
-  Kind kind = Kind::kMutex;
-  Mutex* mutex = nullptr;
-  SharedMutex* shared = nullptr;
+const std::string& LockSet::Member::path() const {
+  if (semaphore) return semaphore->path();
+  return mutex ? mutex->path() : shared->path();
+}
 
-  const std::string& path() const { return mutex ? mutex->path() : shared->path(); }
+bool LockSet::Member::take(std::optional<std::chrono::steady_clock::time_point> deadline,
+                           bool try_once) {
+  switch (kind) {
+    case Kind::kMutex:
+      if (try_once) return mutex->try_lock();
+      if (!deadline) return mutex->lock(), true;
+      return mutex->try_lock_until(*deadline);
+    case Kind::kWrite:
+      if (try_once) return shared->try_lock();
+      if (!deadline) return shared->lock(), true;
+      return shared->try_lock_until(*deadline);
+    case Kind::kRead:
+      if (try_once) return shared->try_lock_shared();
+      if (!deadline) return shared->lock_shared(), true;
+      return shared->try_lock_shared_until(*deadline);
+    case Kind::kSemaphore:
+      break;
+  }
+  if (!deadline && !try_once) {
+    leases = semaphore->acquire(count);
+    return true;
+  }
+  const auto left = try_once ? std::chrono::steady_clock::duration::zero()
+                             : std::max(*deadline - std::chrono::steady_clock::now(),
+                                        std::chrono::steady_clock::duration::zero());
+  auto taken = semaphore->try_acquire_for(count, left);
+  if (!taken) return false;
+  leases = std::move(*taken);
+  return true;
+}
 
-  bool take(std::optional<std::chrono::steady_clock::time_point> deadline, bool try_once) const {
-    switch (kind) {
-      case Kind::kMutex:
-        if (try_once) return mutex->try_lock();
-        if (!deadline) return mutex->lock(), true;
-        return mutex->try_lock_until(*deadline);
-      case Kind::kWrite:
-        if (try_once) return shared->try_lock();
-        if (!deadline) return shared->lock(), true;
-        return shared->try_lock_until(*deadline);
-      case Kind::kRead:
-        if (try_once) return shared->try_lock_shared();
-        if (!deadline) return shared->lock_shared(), true;
-        return shared->try_lock_shared_until(*deadline);
+void LockSet::Member::release() noexcept {
+  switch (kind) {
+    case Kind::kMutex:
+      mutex->unlock();
+      break;
+    case Kind::kWrite:
+      shared->unlock();
+      break;
+    case Kind::kRead:
+      shared->unlock_shared();
+      break;
+    case Kind::kSemaphore:
+      for (auto it = leases.rbegin(); it != leases.rend(); ++it) it->release();
+      leases.clear();
+      break;
+  }
+}
+
+void LockSet::Member::release_and_wait() noexcept {
+  switch (kind) {
+    case Kind::kMutex:
+      detail::MutexAccess::core(*mutex).release_and_wait();
+      break;
+    case Kind::kWrite:
+      detail::MutexAccess::core(*shared).release_and_wait({ContenderKind::kWrite});
+      break;
+    case Kind::kRead:
+      detail::MutexAccess::core(*shared).release_and_wait({ContenderKind::kRead});
+      break;
+    case Kind::kSemaphore:
+      for (auto it = leases.rbegin(); it != leases.rend(); ++it) {
+        detail::SemaphoreAccess::release_and_wait(*it);
+      }
+      leases.clear();
+      break;
+  }
+}
+
+LockState LockSet::Member::state() const noexcept {
+  if (kind != Kind::kSemaphore) return mutex ? mutex->state() : shared->state();
+  if (leases.empty()) return LockState::kNotHeld;
+  LockState s = LockState::kHeld;
+  for (const auto& lease : leases) s = detail::worst(s, lease.state());
+  return s;
+}
+
+detail::SessionCore& LockSet::Member::session() const noexcept {
+  if (semaphore) return detail::SemaphoreAccess::core(*semaphore).session();
+  return mutex ? detail::MutexAccess::core(*mutex).session()
+               : detail::MutexAccess::core(*shared).session();
+}
+
+detail::LockMeter* LockSet::Member::set_meter() const {
+  return session().lock_meter(Recipe::kLockSet, path());
+}
+
+std::vector<Acquisition> LockSet::Member::acquisitions() const {
+  std::vector<Acquisition> out;
+  if (kind == Kind::kSemaphore) {
+    for (const auto& lease : leases) {
+      if (lease) out.push_back(lease.acquisition());
     }
-    return false;
+    return out;
   }
-  void release() const noexcept {
-    switch (kind) {
-      case Kind::kMutex:
-        mutex->unlock();
-        break;
-      case Kind::kWrite:
-        shared->unlock();
-        break;
-      case Kind::kRead:
-        shared->unlock_shared();
-        break;
-    }
+  if (auto a = mutex ? mutex->acquisition() : shared->acquisition()) out.push_back(std::move(*a));
+  return out;
+}
+
+std::optional<unsigned> LockSet::Member::generation() const {
+  const auto held = acquisitions();
+  if (held.empty()) return std::nullopt;
+  return held.front().generation;
+}
+
+LockRequest LockSet::Member::async_take(MemberHandler handler, AsyncLockOptions options) const {
+  if (kind == Kind::kSemaphore) {
+    return semaphore->async_acquire(
+        count,
+        [handler = std::move(handler)](std::error_code error, std::vector<Lease> taken) {
+          handler(error, MemberTaken{Hold(), std::move(taken)});
+        },
+        std::move(options));
   }
-  /// As release(), and returns once the node is deleted (or the connection is down): a set that
-  /// failed leaves nothing of itself on the server when it reports.
-  void release_and_wait() const noexcept {
-    switch (kind) {
-      case Kind::kMutex:
-        detail::MutexAccess::core(*mutex).release_and_wait();
-        break;
-      case Kind::kWrite:
-        detail::MutexAccess::core(*shared).release_and_wait({ContenderKind::kWrite});
-        break;
-      case Kind::kRead:
-        detail::MutexAccess::core(*shared).release_and_wait({ContenderKind::kRead});
-        break;
-    }
+  LockHandler on_hold = [handler = std::move(handler)](std::error_code error, Hold hold) {
+    handler(error, MemberTaken{std::move(hold), {}});
+  };
+  switch (kind) {
+    case Kind::kMutex:
+      return mutex->async_lock(std::move(on_hold), std::move(options));
+    case Kind::kWrite:
+      return shared->async_lock(std::move(on_hold), std::move(options));
+    default:
+      return shared->async_lock_shared(std::move(on_hold), std::move(options));
   }
-  LockState state() const noexcept { return mutex ? mutex->state() : shared->state(); }
-  detail::MutexCore& core() const noexcept {
-    return mutex ? detail::MutexAccess::core(*mutex) : detail::MutexAccess::core(*shared);
-  }
-  /// Where a set whose first member this is counts (the figures of its first member's session).
-  detail::LockMeter* set_meter() const {
-    return core().session().lock_meter(Recipe::kLockSet, path());
-  }
-  std::optional<Acquisition> acquisition() const {
-    return mutex ? mutex->acquisition() : shared->acquisition();
-  }
-  LockRequest async_lock(LockHandler handler, AsyncLockOptions options) const {
-    switch (kind) {
-      case Kind::kMutex:
-        return mutex->async_lock(std::move(handler), std::move(options));
-      case Kind::kWrite:
-        return shared->async_lock(std::move(handler), std::move(options));
-      case Kind::kRead:
-        break;
-    }
-    return shared->async_lock_shared(std::move(handler), std::move(options));
-  }
-};
+}
 
 LockSet::~LockSet() { unlock(); }
 
@@ -164,6 +187,20 @@ LockSet& LockSet::add_shared(SharedMutex& mutex) {
   auto m = std::make_shared<Member>();
   m->kind = Member::Kind::kRead;
   m->shared = &mutex;
+  insert(std::move(m));
+  return *this;
+}
+
+LockSet& LockSet::add(Semaphore& semaphore, int count) {
+  if (count < 1 || count > semaphore.max_leases()) {
+    throw InvalidArgumentError("zklock::LockSet::add: " + std::to_string(count) + " leases of \"" +
+                               semaphore.path() + "\", which has " +
+                               std::to_string(semaphore.max_leases()));
+  }
+  auto m = std::make_shared<Member>();
+  m->kind = Member::Kind::kSemaphore;
+  m->semaphore = &semaphore;
+  m->count = count;
   insert(std::move(m));
   return *this;
 }
@@ -239,8 +276,8 @@ void LockSet::unlock() noexcept {
     HoldEnd end = HoldEnd::kReleased;
     for (const auto& m : members_) {
       if (m->state() != LockState::kLost) continue;
-      const auto a = m->acquisition();
-      end = a ? m->core().session().hold_end_of(a->generation, false) : HoldEnd::kSessionSilent;
+      const auto generation = m->generation();
+      end = generation ? m->session().hold_end_of(*generation, false) : HoldEnd::kSessionSilent;
       if (end == HoldEnd::kReleased) end = HoldEnd::kNodeDeleted;  // Lost with its session alive
       break;
     }
@@ -260,7 +297,7 @@ void LockSet::release_and_wait() noexcept {
 LockState LockSet::state() const noexcept {
   if (held_ == 0 || held_ != members_.size()) return LockState::kNotHeld;
   LockState s = LockState::kHeld;
-  for (const auto& m : members_) s = worst(s, m->state());
+  for (const auto& m : members_) s = detail::worst(s, m->state());
   return s;
 }
 
@@ -270,137 +307,11 @@ std::vector<Acquisition> LockSet::acquisitions() const {
   }
   std::vector<Acquisition> out;
   for (const auto& m : members_) {
-    auto a = m->acquisition();
-    if (!a) throw Error(Errc::not_held, "zklock::LockSet::acquisitions: " + m->path());
-    out.push_back(std::move(*a));
+    auto held = m->acquisitions();
+    if (held.empty()) throw Error(Errc::not_held, "zklock::LockSet::acquisitions: " + m->path());
+    for (auto& a : held) out.push_back(std::move(a));
   }
   return out;
-}
-
-// ---- asynchronous ----------------------------------------------------------------------------
-
-// One asynchronous run over the members: a request per member, one after the other in canonical
-// order; the Holds gathered so far are released on any failure.
-struct LockSet::AsyncRun final : detail::PendingRequest, std::enable_shared_from_this<AsyncRun> {
-  std::vector<std::shared_ptr<Member>> members;
-  AsyncLockOptions options;
-  LockSetHandler handler;
-
-  mutable std::mutex mutex;
-  std::vector<Hold> holds;
-  LockRequest current;    // the member request in flight (to cancel)
-  unsigned started = 0;   // member requests started so far
-  unsigned answered = 0;  // the last of them that has answered
-  bool cancelled = false;
-  bool settled = false;
-
-  void cancel() noexcept override {
-    LockRequest to_cancel;
-    {
-      const std::lock_guard lock(mutex);
-      if (settled) return;
-      cancelled = true;
-      to_cancel = current;
-    }
-    to_cancel.cancel();
-  }
-  bool pending() const noexcept override {
-    const std::lock_guard lock(mutex);
-    return !settled;
-  }
-
-  void start_next(std::size_t index) {
-    AsyncLockOptions member_options;
-    member_options.deadline = options.deadline;  // one deadline for the whole set
-    unsigned step = 0;
-    {
-      const std::lock_guard lock(mutex);
-      step = ++started;
-    }
-    auto self = shared_from_this();
-    LockRequest request = members[index]->async_lock(
-        [self, step](std::error_code error, Hold hold) {
-          self->on_member(step, error, std::move(hold));
-        },
-        member_options);
-    bool cancel_now = false;
-    {
-      const std::lock_guard lock(mutex);
-      // Its handler may have run already (and started the next member): keep only a request
-      // that is still in flight.
-      if (answered != step) current = request;
-      cancel_now = cancelled && answered != step;
-    }
-    if (cancel_now) request.cancel();
-  }
-
-  void on_member(unsigned step, std::error_code error, Hold hold) {
-    std::unique_lock lock(mutex);
-    answered = step;
-    current = LockRequest();
-    if (!error && cancelled) error = make_error_code(Errc::cancelled);
-    if (error) {
-      std::vector<Hold> taken = std::move(holds);
-      lock.unlock();
-      // Release, then report: the handler runs once every member's node is gone (or the
-      // connection is down), the last taken released first.
-      auto remaining = std::make_shared<std::atomic<std::size_t>>(taken.size() + 1);
-      auto self = shared_from_this();
-      const auto one_released = [self, remaining, error] {
-        if (--*remaining == 0) self->finish(error, HoldSet());
-      };
-      detail::HoldAccess::release_then(hold, one_released);
-      for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
-        detail::HoldAccess::release_then(*it, one_released);
-      }
-      return;
-    }
-    holds.push_back(std::move(hold));
-    if (holds.size() < members.size()) {
-      const std::size_t next = holds.size();
-      lock.unlock();
-      start_next(next);
-      return;
-    }
-    HoldSet all(std::move(holds));
-    holds.clear();
-    lock.unlock();
-    if (all.state() == LockState::kLost) {
-      // A member was lost while the later ones were taken: release and take them again.
-      all.unlock();
-      start_next(0);
-      return;
-    }
-    finish({}, std::move(all));
-  }
-
-  void finish(std::error_code error, HoldSet result) {
-    {
-      const std::lock_guard lock(mutex);
-      settled = true;
-      current = LockRequest();
-    }
-    auto shared_result = std::make_shared<HoldSet>(std::move(result));
-    std::function<void()> deliver = [handler = std::move(handler), error, shared_result] {
-      handler(error, std::move(*shared_result));
-    };
-    if (options.executor) {
-      options.executor(std::move(deliver));
-    } else {
-      deliver();  // on the event thread of the session that answered last
-    }
-  }
-};
-
-LockRequest LockSet::async_lock(LockSetHandler handler, AsyncLockOptions options) {
-  if (!handler) throw InvalidArgumentError("zklock::LockSet::async_lock: empty handler");
-  if (members_.empty()) throw InvalidArgumentError("zklock::LockSet::async_lock: no member");
-  auto run = std::make_shared<AsyncRun>();
-  run->members = members_;
-  run->options = std::move(options);
-  run->handler = std::move(handler);
-  run->start_next(0);
-  return LockRequest(run);
 }
 
 }  // namespace zklock
