@@ -91,12 +91,8 @@ void Election::proclaim(const Hold& leadership, const std::string& value) const 
 }
 
 std::optional<Leader> Election::leader() const {
-  const auto& core = detail::SessionAccess::core(session_);
-  for (const auto& c :
-       detail::read_contenders(*core, path(), "zklock::Election(\"" + path() + "\")::leader")) {
-    if (c.kind == ContenderKind::kExclusive) return detail::leader_of(path(), c);
-  }
-  return std::nullopt;
+  return detail::read_leader(*detail::SessionAccess::core(session_), path(),
+                             "zklock::Election(\"" + path() + "\")::leader");
 }
 
 LeaderObservation Election::observe(

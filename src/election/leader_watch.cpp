@@ -6,6 +6,7 @@
 
 #include "lock/holder_identity.h"
 #include "lock/mutex_core.h"
+#include "zklock/contender.h"
 
 namespace zklock::detail {
 
@@ -19,6 +20,49 @@ Leader leader_of(const std::string& path, const Contender& contender) {
   leader.term = FencingToken(contender.czxid, contender.sequence);
   leader.naming = contender.naming;
   return leader;
+}
+
+std::vector<Contender> participants(std::vector<std::string> names) {
+  std::vector<Contender> out;
+  for (auto& name : queue_order(std::move(names))) {
+    const auto parsed = parse_contender_name(name);
+    if (!parsed || parsed->kind != ContenderKind::kExclusive) continue;
+    Contender c;
+    c.name = std::move(name);
+    c.sequence = parsed->sequence;
+    c.naming = parsed->naming;
+    c.kind = parsed->kind;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::optional<Leader> read_leader(SessionCore& session, const std::string& path,
+                                  const std::string& context) {
+  const auto timeout = session.negotiated_timeout();
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    auto listing = session.call(
+        [&](ClientConnection& c, Completion done) { c.get_children(path, std::move(done)); },
+        timeout);
+    if (listing.rc == Errc::no_node) return std::nullopt;
+    if (listing.rc != Errc::ok) throw_error(listing.rc, context);
+    auto queue = participants(std::move(listing.children));
+    if (queue.empty()) return std::nullopt;
+    Contender first = std::move(queue.front());
+    const auto read = session.call(
+        [&](ClientConnection& c, Completion done) {
+          c.get_data(path + "/" + first.name, {}, std::move(done));
+        },
+        timeout);
+    if (read.rc == Errc::no_node) continue;  // it went between the two reads: look again
+    if (read.rc != Errc::ok && read.rc != Errc::no_auth) throw_error(read.rc, context);
+    first.data = read.rc == Errc::ok ? read.value : std::string();
+    first.czxid = read.stat.czxid;
+    first.ephemeral_owner = read.stat.ephemeral_owner;
+    return leader_of(path, first);
+  }
+  throw Error(Errc::runtime_inconsistency,
+              context + ": the leader of " + path + " kept changing between two reads");
 }
 
 bool may_have_missed_terms(const std::vector<std::string>& previous_queue,
@@ -139,32 +183,31 @@ LeaderWatch::Look LeaderWatch::look() {
   };
   std::optional<Leader> now;
   std::vector<Contender> queue;
-  if (children_watch_ == 0) {
+  {
+    // The listing, setting the children watch if it is not set (one read either way).
     std::uint64_t id = 0;
-    const OpResult r = SessionCore::call_on(
+    const bool watch = children_watch_ == 0;
+    OpResult r = SessionCore::call_on(
         *connection,
         [&](ClientConnection& c, Completion done) {
-          id = c.get_children_watched(path_, on_event(true), std::move(done));
+          if (watch) {
+            id = c.get_children_watched(path_, on_event(true), std::move(done));
+          } else {
+            c.get_children(path_, std::move(done));
+          }
         },
         timeout);
     if (r.rc != Errc::ok && r.rc != Errc::no_node) return Look::kRetryLater;
-    if (r.rc == Errc::ok) children_watch_ = id;
-  }
-  if (children_watch_ != 0) {
-    try {
-      queue = read_contenders(*session_, path_, "zklock::Election(\"" + path_ + "\")::observe");
-    } catch (const Error&) {
-      return Look::kRetryLater;
-    }
-    queue.erase(
-        std::remove_if(queue.begin(), queue.end(),
-                       [](const Contender& c) { return c.kind != ContenderKind::kExclusive; }),
-        queue.end());
+    if (r.rc == Errc::ok && watch) children_watch_ = id;
+    if (r.rc == Errc::ok) queue = participants(std::move(r.children));
   }
   if (!queue.empty()) {
     Contender first = queue.front();
     const std::string leader_path = path_ + "/" + first.name;
-    if (data_watch_path_ != leader_path) {
+    if (data_watch_path_ == leader_path && delivered_) {
+      // The same leader, its data watch not fired: its value and term are what we delivered.
+      now = delivered_;
+    } else {
       if (data_watch_ != 0)
         connection->remove_watch(data_watch_path_, data_watch_, [](OpResult&&) {});
       data_watch_ = 0;
@@ -184,8 +227,10 @@ LeaderWatch::Look LeaderWatch::look() {
       data_watch_ = id;
       data_watch_path_ = leader_path;
       first.data = std::move(r.value);  // read after the watch was set: the freshest
+      first.czxid = r.stat.czxid;
+      first.ephemeral_owner = r.stat.ephemeral_owner;
+      now = leader_of(path_, first);
     }
-    now = leader_of(path_, first);
   } else if (data_watch_ != 0) {
     connection->remove_watch(data_watch_path_, data_watch_, [](OpResult&&) {});
     data_watch_ = 0;

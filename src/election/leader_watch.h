@@ -3,11 +3,12 @@
 //
 // A thread of its own (an observation is not a waiter: there are few, and its reads are plain
 // blocking calls) keeps two watches set - on the path's children and on the leader's node - and
-// after each event reads the queue again (read_contenders: one listing, the data in one round
-// trip) and the leader's node. A change of leader or of its value is posted to the Session's event
-// thread, so that deliveries run one at a time, in the order they were seen. The thread waits on
-// the watches and on session changes, and never sleeps on a timer except after a failed read
-// (once a second) and while the path does not exist (ZooKeeper sets no children watch there).
+// after each event lists the path again and reads the leader's node when the leader is new or its
+// data changed (two reads, whatever the number of participants). A change of leader or of its value
+// is posted to the Session's event thread, so that deliveries run one at a time, in the order they
+// were seen. The thread waits on the watches and on session changes, and never sleeps on a timer
+// except after a failed read (once a second) and while the path does not exist (ZooKeeper sets no
+// children watch there).
 //
 // Locks: mutex_ is a leaf; it is never held while calling the session or the callback.
 #pragma once
@@ -31,6 +32,17 @@ namespace zklock::detail {
 /// Returns: the Leader a contender of election `path` stands for: its value is the "description"
 /// of zklock's node data, or a peer's raw node data.
 Leader leader_of(const std::string& path, const Contender& contender);
+
+/// Returns: the participants of election `path` in `names` (a listing), in queue order - the
+/// exclusive contenders (zklock's, Curator's and kazoo's lock and latch nodes); read nodes and
+/// other names are not participants.
+std::vector<Contender> participants(std::vector<std::string> names);
+
+/// Returns: who leads `path` now, with its node's data and stat: one listing and one read of the
+/// first participant's node, whatever the number of participants (the first read again if it went
+/// between the two). nullopt when nobody leads. Throws: as Session's basic operations.
+std::optional<Leader> read_leader(SessionCore& session, const std::string& path,
+                                  const std::string& context);
 
 /// Returns: true if a participant that was ahead of the leader now (queue.front()) in the previous
 /// look, other than the leader delivered then, is gone: it may have led in between, unseen.

@@ -17,6 +17,8 @@
 //     after "finish" on SIGUSR1.
 //
 // Holder options:
+//   --election        contend as a participant of a zklock::Election on LOCK instead of with a
+//                     Mutex: acquired is leading, the token is the term, the release a resign()
 //   --session-timeout-ms T (3000)   --writes N (3)   --write-pause-ms P (20)
 //   --hold-ms D       hold for D ms (writing every P ms) instead of N writes
 //   --hold-until-signal   hold (writing every P ms) until SIGUSR1, Lost or a rejected write
@@ -41,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -94,6 +97,7 @@ struct Options {
   long write_pause_ms = 20;
   long hold_ms = 0;
   bool hold_until_signal = false;
+  bool election = false;
   long idle_ms = 0;
   long rounds = 0;
   bool linger = false;
@@ -147,6 +151,8 @@ Options parse(int argc, char** argv) {
       o.hold_ms = number();
     else if (a == "--hold-until-signal")
       o.hold_until_signal = true;
+    else if (a == "--election")
+      o.election = true;
     else if (a == "--idle-ms")
       o.idle_ms = number();
     else if (a == "--rounds")
@@ -191,7 +197,38 @@ std::atomic<bool> g_end_hold{false};
 std::atomic<bool> g_finish{false};
 std::atomic<std::int64_t> g_last_token{0};
 std::atomic<std::int64_t> g_write_no{0};
-std::atomic<zklock::Mutex*> g_mutex{nullptr};
+// What a holder contends for: a Mutex, or the leadership of an Election on the same path.
+class Contest {
+ public:
+  Contest(zklock::Session& session, const std::string& path, bool election,
+          const std::string& description,
+          const std::function<void(zklock::LockState, const zklock::Acquisition&)>& on_state) {
+    if (election) {
+      zklock::ElectionOptions eo;
+      eo.value = description;
+      eo.on_state_change = on_state;
+      election_ = std::make_unique<zklock::Election>(session, path, eo);
+    } else {
+      zklock::MutexOptions mo;
+      mo.description = description;
+      mo.on_state_change = on_state;
+      mutex_ = std::make_unique<zklock::Mutex>(session, path, mo);
+    }
+  }
+  void lock() { mutex_ ? mutex_->lock() : election_->campaign(); }
+  void unlock() { mutex_ ? mutex_->unlock() : election_->resign(); }
+  void cancel() noexcept { mutex_ ? mutex_->cancel() : election_->cancel(); }
+  zklock::LockState state() const { return mutex_ ? mutex_->state() : election_->state(); }
+  std::optional<zklock::Acquisition> acquisition() const {
+    return mutex_ ? mutex_->acquisition() : election_->leadership();
+  }
+
+ private:
+  std::unique_ptr<zklock::Mutex> mutex_;
+  std::unique_ptr<zklock::Election> election_;
+};
+
+std::atomic<Contest*> g_mutex{nullptr};
 // Command mode: a write and the exit on SIGTERM exclude each other, so that no write begins after
 // the command was told (the signal), as a well-behaved command under `zklock exec` would.
 std::mutex g_command_write_mutex;
@@ -318,14 +355,12 @@ int run_holder() {
                  " sid=" + hex(session->session_id()) + " timeout_ms=" +
                  std::to_string(session->negotiated_timeout().count()) + " initial=1");
 
-  zklock::MutexOptions mo;
-  mo.description = "fault_holder " + o.id;
-  mo.on_state_change = [](zklock::LockState s, const zklock::Acquisition& a) {
-    g_log.line("lock_state", "state=" + std::string(zklock::to_string(s)) +
-                                 " token=" + std::to_string(a.token().value()) +
-                                 " gen=" + std::to_string(a.generation));
-  };
-  zklock::Mutex mutex(*session, o.path, mo);
+  Contest mutex(*session, o.path, o.election, "fault_holder " + o.id,
+                [](zklock::LockState s, const zklock::Acquisition& a) {
+                  g_log.line("lock_state", "state=" + std::string(zklock::to_string(s)) +
+                                               " token=" + std::to_string(a.token().value()) +
+                                               " gen=" + std::to_string(a.generation));
+                });
   g_mutex = &mutex;
   FencedStoreClient store(o.store);
 

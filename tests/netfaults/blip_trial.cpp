@@ -63,8 +63,7 @@ std::string safety_problems(const BlipResult& r) {
     problems += "\n  two holders: the waiter acquired before the holder was told Lost";
   }
   if (!o.report.violations.empty()) problems += "\n  fault_checker: " + summarize(o.report);
-  if (r.plan.kind == ContenderKind::kExecHolder && o.told_ns != 0 &&
-      !exited_with(o.holder_status, 76)) {
+  if (runs_cli(r.plan.kind) && o.told_ns != 0 && !exited_with(o.holder_status, 76)) {
     problems += "\n  a lost lock must end zklock exec with 76: " +
                 (o.holder_status ? describe_wait_status(*o.holder_status) : "still running");
   }
@@ -94,7 +93,7 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
     r.evidence = holder.evidence();
     return r;
   }
-  Contender waiter(ContenderKind::kWaiter, plan.waiter_ns,
+  Contender waiter(waiter_for(plan.kind), plan.waiter_ns,
                    ContenderSpec{name + "-waiter", plan.dir, plan.waiter.connect, path, session,
                                  store->socket_path()});
   if (!wait_until(
@@ -142,8 +141,7 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   // session not answered after the heal.
   const ContenderKind kind = plan.kind;
   auto back = [&] {
-    return kind == ContenderKind::kExecHolder ? holder.exec_says_back()
-                                              : holder.answered_again_ns(r.cut_ns) != 0;
+    return runs_cli(kind) ? holder.exec_says_back() : holder.answered_again_ns(r.cut_ns) != 0;
   };
   const auto unnoticed_after = cut_at + session;
   bool unnoticed = false;         // held through without ever being Suspended
@@ -177,10 +175,9 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   r.kept = holder.released_ns() != 0 && r.outcome.told_ns == 0;
   r.saw_suspended = holder.saw_suspended();
   if (r.kept) {
-    r.answered_ns =
-        kind == ContenderKind::kLibraryHolder ? holder.answered_again_ns(r.cut_ns) : seen_back_ns;
+    r.answered_ns = !runs_cli(kind) ? holder.answered_again_ns(r.cut_ns) : seen_back_ns;
   }
-  if (r.kept && kind == ContenderKind::kExecHolder && !exited_with(r.outcome.holder_status, 0)) {
+  if (r.kept && runs_cli(kind) && !exited_with(r.outcome.holder_status, 0)) {
     r.error = "zklock exec kept the lock but did not exit 0";
   }
   // What was measured. The outage overshot d by more than the margin (tc healed late), or the

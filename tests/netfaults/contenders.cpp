@@ -38,11 +38,19 @@ std::vector<std::string> argv_for(ContenderKind kind, const ContenderSpec& s,
     case ContenderKind::kLibraryHolder:
       return fault_holder_argv(s, log,
                                {"--hold-until-signal", "--rounds", "1", "--write-pause-ms", "50"});
+    case ContenderKind::kElectionLeader:
+      return fault_holder_argv(
+          s, log, {"--election", "--hold-until-signal", "--rounds", "1", "--write-pause-ms", "50"});
     case ContenderKind::kWaiter:
       return fault_holder_argv(s, log,
                                {"--rounds", "1", "--writes", "3", "--write-pause-ms", "20"});
-    case ContenderKind::kExecHolder: {
-      std::vector<std::string> argv = {zklock_cli_path(), "exec", "-v", "--connect", s.connect};
+    case ContenderKind::kElectionWaiter:
+      return fault_holder_argv(
+          s, log, {"--election", "--rounds", "1", "--writes", "3", "--write-pause-ms", "20"});
+    case ContenderKind::kExecHolder:
+    case ContenderKind::kElectLeader: {
+      const char* command = kind == ContenderKind::kExecHolder ? "exec" : "elect";
+      std::vector<std::string> argv = {zklock_cli_path(), command, "-v", "--connect", s.connect};
       argv.insert(argv.end(),
                   {"--session-timeout", std::to_string(s.session_timeout.count()) + "ms",
                    "--connect-timeout", "20s", s.path, "--"});
@@ -82,13 +90,29 @@ const char* to_string(ContenderKind kind) {
       return "exec";
     case ContenderKind::kWaiter:
       return "waiter";
+    case ContenderKind::kElectionLeader:
+      return "election";
+    case ContenderKind::kElectLeader:
+      return "elect";
+    case ContenderKind::kElectionWaiter:
+      return "participant";
   }
   return "?";
 }
 
+bool runs_cli(ContenderKind kind) {
+  return kind == ContenderKind::kExecHolder || kind == ContenderKind::kElectLeader;
+}
+
+ContenderKind waiter_for(ContenderKind holder) {
+  return holder == ContenderKind::kElectionLeader || holder == ContenderKind::kElectLeader
+             ? ContenderKind::kElectionWaiter
+             : ContenderKind::kWaiter;
+}
+
 Contender::Contender(ContenderKind kind, const NetNamespace* netns, ContenderSpec spec)
     : kind_(kind), spec_(std::move(spec)) {
-  if (kind_ == ContenderKind::kExecHolder && zklock_cli_path().empty()) {
+  if (runs_cli(kind_) && zklock_cli_path().empty()) {
     throw std::runtime_error("the zklock CLI (target zklock-cli) is not built");
   }
   std::vector<std::string> argv = argv_for(kind_, spec_, log_path());
@@ -114,7 +138,7 @@ const faults::HolderLog& Contender::events() const {
   fresh.resize(whole + 1);
   parsed_bytes_ += fresh.size();
   for (auto& e : faults::parse_log(fresh)) {
-    if (kind_ == ContenderKind::kExecHolder) {
+    if (runs_cli(kind_)) {
       // The command's log, in a holder's words (see log()).
       if (e.kind == "started") {
         e.kind = "acquired";
@@ -166,7 +190,7 @@ std::int64_t Contender::answered_again_ns(std::int64_t after_ns) const {
 }
 
 bool Contender::saw_suspended() const {
-  if (kind_ == ContenderKind::kExecHolder) {
+  if (runs_cli(kind_)) {
     return read_text(out_path()).find("connection to ZooKeeper suspended") != std::string::npos;
   }
   return first_at(events(), "lock_state", "state", "Suspended") != 0;
@@ -183,14 +207,14 @@ std::int64_t Contender::session_trouble_ns() const {
 }
 
 bool Contender::exec_says_back() const {
-  return kind_ == ContenderKind::kExecHolder &&
+  return runs_cli(kind_) &&
          read_text(out_path()).find("connection to ZooKeeper back") != std::string::npos;
 }
 
 void Contender::finish() {
-  if (kind_ == ContenderKind::kLibraryHolder) {
+  if (kind_ == ContenderKind::kLibraryHolder || kind_ == ContenderKind::kElectionLeader) {
     process_->signal(SIGUSR1);
-  } else if (kind_ == ContenderKind::kExecHolder) {
+  } else if (runs_cli(kind_)) {
     // Not to zklock's process group: SIGUSR1 would end zklock itself. The command's own pid.
     const auto started = faults::read_holder_log(log_path()).of("started");
     if (!started.empty()) ::kill(static_cast<pid_t>(started.front().num("pid")), SIGUSR1);

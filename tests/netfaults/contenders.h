@@ -1,8 +1,8 @@
 // tests/netfaults/contenders.h: lock contenders of the kernel-fault scenarios, each a process
 // (so that it can run inside a network namespace), and what their logs say.
 //
-// Three kinds, all built on tests/faults/fault_holder (its log format: fault_checker.h), every
-// one writing to a fenced store with its fencing token while it holds, so that fault_checker can
+// The kinds, all built on tests/faults/fault_holder (its log format: fault_checker.h), every one
+// writing to a fenced store with its fencing token while it holds, so that fault_checker can
 // judge the run:
 //  * kLibraryHolder - `fault_holder holder --hold-until-signal --rounds 1`: zklock::Mutex with
 //    default SessionOptions (but T); holds until finish() (SIGUSR1) or until told Lost, then exits.
@@ -11,6 +11,10 @@
 //    "terminated"; zklock then exits 76).
 //  * kWaiter - `fault_holder holder --rounds 1 --writes 3`: queues, acquires, writes, releases,
 //    exits.
+//  * the same three for leader election (issue 24: a leader is told Lost before anyone else can
+//    lead): kElectionLeader (fault_holder --election: a zklock::Election participant that leads
+//    until finish() or Lost), kElectLeader (`zklock elect -v ... -- fault_holder command`, as
+//    kExecHolder), kElectionWaiter (a participant that campaigns, leads, writes, resigns).
 // Every timestamp is CLOCK_MONOTONIC, one clock for all processes of the machine (namespaces do
 // not change it).
 #pragma once
@@ -34,12 +38,26 @@ namespace zklock::testing::netfaults {
 // The zklock CLI from the build; "" when the target zklock-cli is not built.
 std::string zklock_cli_path();
 
-enum class ContenderKind { kLibraryHolder, kExecHolder, kWaiter };
+enum class ContenderKind {
+  kLibraryHolder,
+  kExecHolder,
+  kWaiter,
+  kElectionLeader,
+  kElectLeader,
+  kElectionWaiter
+};
 const char* to_string(ContenderKind kind);
+// The CLI runs it (kExecHolder, kElectLeader): its events are its command's.
+bool runs_cli(ContenderKind kind);
+// Who queues behind a holder of `kind`: a lock waiter, or another election participant.
+ContenderKind waiter_for(ContenderKind holder);
 
 // The two kinds of holder every scenario runs: the library's Mutex and the CLI's exec.
 inline constexpr std::array<ContenderKind, 2> kHolders = {ContenderKind::kLibraryHolder,
                                                           ContenderKind::kExecHolder};
+// The leaders the scenarios that show elections run: the library's Election and `zklock elect`.
+inline constexpr std::array<ContenderKind, 2> kLeaders = {ContenderKind::kElectionLeader,
+                                                          ContenderKind::kElectLeader};
 
 // At the top of a scenario that runs `zklock exec` holders: fails when the CLI was not built.
 #define ZKLOCK_REQUIRE_CLI()                                            \

@@ -112,7 +112,7 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
   }
   for (auto& p : pairs) {
     p.waiter = std::make_unique<Contender>(
-        ContenderKind::kWaiter, p.plan.waiter_ns,
+        waiter_for(p.plan.kind), p.plan.waiter_ns,
         ContenderSpec{p.name + "-waiter", context.dir, p.plan.waiter.connect, p.path,
                       p.plan.session, p.store->socket_path()});
   }
@@ -212,9 +212,8 @@ void report_and_check(const std::string& scenario, const std::vector<CutPairResu
         problems += "\n  " + where + " was not told Lost before its waiter acquired: two holders";
       }
       if (!o.report.violations.empty()) problems += "\n  fault_checker: " + summarize(o.report);
-      if (r.kind == ContenderKind::kExecHolder &&
-          !(o.holder_status && WIFEXITED(*o.holder_status) &&
-            WEXITSTATUS(*o.holder_status) == 76)) {
+      if (runs_cli(r.kind) && !(o.holder_status && WIFEXITED(*o.holder_status) &&
+                                WEXITSTATUS(*o.holder_status) == 76)) {
         problems += "\n  zklock exec did not exit 76 (lock lost): " +
                     (o.holder_status ? describe_wait_status(*o.holder_status)
                                      : std::string("still running"));

@@ -29,7 +29,7 @@ namespace zklock::testing::netfaults {
 // One holder and the waiter queued behind it.
 struct CutPairPlan {
   ClientConfig config = ClientConfig::kPlain;
-  ContenderKind kind = ContenderKind::kLibraryHolder;  // kLibraryHolder or kExecHolder
+  ContenderKind kind = ContenderKind::kLibraryHolder;  // a holder or a leader (contenders.h)
   std::chrono::milliseconds session{0};
   const NetNamespace* holder_ns = nullptr;
   ClientTarget holder;

@@ -23,10 +23,12 @@
 //    only);
 //  * on O, plain (the observer configuration);
 // each as a zklock::Mutex holder (fault_holder) and a `zklock exec` holder, with a 4 s and a 10 s
-// session: 20 pairs. The waiters run in namespaces that reach only the leader L of their
-// ensemble, in their holder's configuration. For each pair:
-//  * the holder is told Lost (Mutex: its Lost callback or state check; exec: the command got
-//    SIGTERM and zklock exits 76) BEFORE its waiter acquires - 5 of 5 trials (20 with ZKLOCK_SOAK);
+// session: 20 pairs; and on F, plain and chrooted, a zklock::Election leader and a `zklock elect`
+// leader, each with another participant behind it (issue 24): 8 pairs more. The waiters run in
+// namespaces that reach only the leader L of their ensemble, in their holder's configuration. For
+// each pair:
+//  * the holder is told Lost (Mutex, Election: its Lost callback or state check; exec, elect: the
+//    command got SIGTERM and zklock exits 76) BEFORE its waiter acquires - 5 of 5 trials (20 with ZKLOCK_SOAK);
 //  * fault_checker finds no violation over the holder's and the waiter's logs and the fenced
 //    store both write to (two holders, a write after being told, a stale write...).
 // Then the links heal, F and O rejoin, and the next trial begins. Which follower the observer
@@ -61,6 +63,8 @@ constexpr std::array<milliseconds, 2> kSessions = {4000ms, 10000ms};
 constexpr std::array<ClientConfig, 4> kFollowerConfigs = {
     ClientConfig::kPlain, ClientConfig::kChroot, ClientConfig::kHostNames,
     ClientConfig::kAllListed};
+constexpr std::array<ClientConfig, 2> kLeaderConfigs = {ClientConfig::kPlain,
+                                                        ClientConfig::kChroot};
 
 NetnsEnsemble::Options with_observer() {
   NetnsEnsemble::Options o;
@@ -131,6 +135,15 @@ std::vector<CutPairResult> run_trial(CutSetup& setup, int trial, unsigned seed) 
                        &setup.observer_waiters.netns(),
                        target_for(ClientConfig::kPlain, observed, observed_leader),
                        &setup.observed_monitor});
+    }
+    // Leaders (issue 24): an Election's leader on F, and `zklock elect`, each beside another
+    // participant on the leader's side - plain and chrooted.
+    for (ContenderKind kind : kLeaders) {
+      for (ClientConfig config : kLeaderConfigs) {
+        plans.push_back({config, kind, session, &setup.follower_holders.netns(),
+                         target_for(config, voters, follower), &setup.waiters.netns(),
+                         target_for(config, voters, leader), &setup.monitor});
+      }
     }
   }
   CutContext context{"cut", setup.monitor, setup.dir.path(), 3 * kSessions.back() + 20s};

@@ -9,8 +9,10 @@
 // again only when its next retransmission or connection attempt goes out. A waiter on the host
 // queues behind each holder the whole time. T = 6 s and 10 s; d = 0.5, 0.75, 0.85, 0.9, 1.2 and
 // 2 T; a zklock::Mutex holder with default SessionOptions (fault_holder) and `zklock exec`, 5
-// trials each (20 with ZKLOCK_SOAK). The trials of one (T, d) run at once, each on its own
-// namespace, link, lock path and store, started at random points of the heartbeat cycle.
+// trials each (20 with ZKLOCK_SOAK), and at 0.75 T and 1.2 T a zklock::Election leader as well
+// (issue 24: kept through the short blip, told before another participant leads after the long).
+// The trials of one (T, d) run at once, each on its own namespace, link, lock path and store,
+// started at random points of the heartbeat cycle.
 //
 // Asserted:
 //  * 0.5 T and 0.75 T: kept, 5 of 5 (same acquisition, released normally when asked; exec: the
@@ -30,7 +32,7 @@
 // not_applicable=, reported (NOT APPLICABLE) and not judged if it never runs as designed. One
 // parseable line per configuration:
 //   RELIABILITY suite=netfaults scenario=physical-blip config=plain server=standalone
-//     client=mutex|exec session_ms=... blip_x_T=... trials=... not_applicable=... kept=...
+//     client=mutex|exec|election session_ms=... blip_x_T=... trials=... not_applicable=... kept=...
 // The production configurations (chroot, host names, an ensemble, an observer) are in
 // production_blip_test.
 #include <algorithm>
@@ -60,6 +62,15 @@ using std::chrono::milliseconds;
 constexpr std::array<double, 6> kBlips = {0.5, 0.75, 0.85, 0.9, 1.2, 2.0};
 constexpr int kPerRound = 5;  // trials of one (T, d, client) at once
 
+// Who holds through a blip of `x` T: the Mutex and exec holders always; an Election's leader too
+// at 0.75 T (kept) and 1.2 T (lost, told before the next participant leads; issue 24).
+std::vector<ContenderKind> holders_for(double x) {
+  std::vector<ContenderKind> kinds(kHolders.begin(), kHolders.end());
+  if (x == 0.75 || x == 1.2) kinds.push_back(ContenderKind::kElectionLeader);
+  return kinds;
+}
+constexpr std::size_t kMostHolderKinds = kHolders.size() + 1;
+
 // The server, the holders' namespaces (one per concurrent trial), a session on the host that
 // watches the queues, and the logs.
 struct BlipSetup {
@@ -75,7 +86,7 @@ struct BlipSetup {
     // tickTime 200 ms: the server expires a silent session at most 200 ms after T.
     server =
         ZkServer::start_in_netns(server_ns.netns(), server_ns.address(), {200, 1000, 60000, false});
-    for (std::size_t i = 0; i < kHolders.size() * kPerRound; ++i) {
+    for (std::size_t i = 0; i < kMostHolderKinds * kPerRound; ++i) {
       holder_ns.push_back(std::make_unique<LinkedNamespace>());
       holder_ns.back()->reach({server_ns.address() + "/32"});
     }
@@ -117,13 +128,14 @@ void run_blips(milliseconds session) {
     std::vector<BlipResult> results;
     for (int done = 0; done < reps; done += kPerRound) {
       std::vector<std::future<BlipResult>> futures;
-      for (std::size_t k = 0; k < kHolders.size(); ++k) {
+      const std::vector<ContenderKind> kinds = holders_for(x);
+      for (std::size_t k = 0; k < kinds.size(); ++k) {
         for (int i = done; i < std::min(reps, done + kPerRound); ++i) {
           BlipPlan plan;
           plan.name = "T" + std::to_string(session.count() / 1000) + "-x" + label(x) + "-" +
-                      to_string(kHolders[k]) + "-" + std::to_string(i + 1);
+                      to_string(kinds[k]) + "-" + std::to_string(i + 1);
           plan.server = "standalone";
-          plan.kind = kHolders[k];
+          plan.kind = kinds[k];
           plan.session = session;
           plan.x = x;
           plan.expect = expectation(x);
