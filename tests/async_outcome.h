@@ -3,8 +3,11 @@
 //
 // What it guarantees: handler() records every call (the count, the error, the value it got);
 // completed_with() and acquired() poll with a deadline for the first call's outcome. The value is
-// kept until the test drops it (value, under `mutex`).
+// kept until the test drops it (value, under `mutex`). expect_close_ends_requests(): what a
+// Session::close() does to a pending request and to one made after it.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <mutex>
@@ -13,6 +16,7 @@
 
 #include "support/wait.h"
 #include "zklock/errors.h"
+#include "zklock/session.h"
 
 namespace zklock::testing {
 
@@ -55,5 +59,18 @@ struct AsyncOutcome {
         timeout);
   }
 };
+
+// Closes `session` while `waiting` (one of its requests) is pending, then makes one more request
+// with `request_after`, recorded by `after`: both must end, once each, with Errc::closed.
+template <class Outcome, class Request>
+void expect_close_ends_requests(Session& session, Outcome& waiting, Outcome& after,
+                                Request request_after) {
+  session.close();
+  EXPECT_TRUE(waiting.completed_with(Errc::closed));
+  request_after();
+  EXPECT_TRUE(after.completed_with(Errc::closed));
+  EXPECT_EQ(waiting.count(), 1);
+  EXPECT_EQ(after.count(), 1);
+}
 
 }  // namespace zklock::testing

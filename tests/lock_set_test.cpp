@@ -246,12 +246,6 @@ TEST(LockSetTest, AFailedSetHasReleasedItsMembersWhenItReports) {
   blocker.unlock();
 }
 
-}  // namespace
-}  // namespace zklock::testing
-
-namespace zklock::testing {
-namespace {
-
 // Semaphores as members (issue 24): a lease (or several) taken with the locks, all or none, in the
 // same canonical order, blocking and asynchronous; a set that fails gives its leases back before
 // it reports, and a set holding leases counts against the semaphore for everyone else.

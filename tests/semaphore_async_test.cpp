@@ -29,6 +29,18 @@ struct LeaseOutcome : AsyncOutcome<Lease> {
 };
 using LeasesOutcome = AsyncOutcome<std::vector<Lease>>;
 
+// Two sessions of the shared server, and a path of the test's own.
+struct TwoSessions {
+  explicit TwoSessions(const std::string& stem)
+      : server(shared_server()),
+        path(unique_path(stem)),
+        s(options_for(server.connect)),
+        other(options_for(server.connect)) {}
+  const ServerRef server;
+  const std::string path;
+  Session s, other;
+};
+
 // Nothing of anyone under the semaphore `path` but `leases` lease nodes: nothing queued for the
 // internal lock, no watch.
 void expect_only_leases(Session& observer, int port, const std::string& path, std::size_t leases) {
@@ -142,9 +154,8 @@ TEST(SemaphoreAsyncTest, CancelEndsTheRequestOnceInEitherPhase) {
 }
 
 TEST(SemaphoreAsyncTest, SeveralLeasesAreAllOrNone) {
-  auto server = shared_server();
-  const std::string path = unique_path("several");
-  Session s(options_for(server.connect)), other(options_for(server.connect));
+  TwoSessions two("several");
+  auto& [server, path, s, other] = two;
   Semaphore sem(s, path, 3), theirs(other, path, 3);
   Lease one = theirs.acquire();
   LeasesOutcome too_many;
@@ -248,14 +259,10 @@ TEST(SemaphoreAsyncTest, SessionCloseAndSemaphoreDestructionEndWaitingRequests) 
     sem.async_acquire(by_close.handler());
     ASSERT_TRUE(
         wait_until([&] { return lock_children(s, held.path + "/leases").size() == 2; }, 10s));
-    s.close();
-    ASSERT_TRUE(by_close.completed_with(Errc::closed));
-    sem.async_acquire(after_close.handler());
-    ASSERT_TRUE(after_close.completed_with(Errc::closed));
+    expect_close_ends_requests(s, by_close, after_close,
+                               [&] { sem.async_acquire(after_close.handler()); });
   }
   EXPECT_EQ(by_destruction.count(), 1);
-  EXPECT_EQ(by_close.count(), 1);
-  EXPECT_EQ(after_close.count(), 1);
   expect_only_leases(held.holder_session, held.server.port, held.path, 1);
 }
 
@@ -282,10 +289,8 @@ TEST(SemaphoreAsyncTest, SessionLostWhileWaitingEndsWithSessionLost) {
 }
 
 TEST(SemaphoreAsyncTest, BlockingAndAsynchronousContendersShareTheLeases) {
-  auto server = shared_server();
-  const std::string path = unique_path("mixed");
-  Session s(options_for(server.connect)), other(options_for(server.connect));
-  Semaphore sem(s, path, 2), blocking(other, path, 2);
+  TwoSessions two("mixed");
+  Semaphore sem(two.s, two.path, 2), blocking(two.other, two.path, 2);
   std::vector<Lease> both = blocking.acquire(2);
   LeaseOutcome a, b;
   sem.async_acquire(a.handler());

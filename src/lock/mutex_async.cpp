@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "base/promise_outcome.h"
 #include "lock/hold_access.h"
 #include "lock/mutex_attempt.h"
 #include "lock/mutex_core.h"
@@ -240,24 +241,9 @@ std::future<Hold> lock_future(const std::shared_ptr<MutexCore>& core, ContenderK
   auto promise = std::make_shared<std::promise<Hold>>();
   std::future<Hold> future = promise->get_future();
   const std::string context = core->context() + "::lock_future";
-  // The handler lets go of the promise as soon as it is fulfilled, so that the future (the
-  // caller's) usually holds the last reference to the shared state and the error inside it, and
-  // frees them on the caller's thread. Not always: a caller that has already read and dropped the
-  // error leaves the last reference here. Either way is safe (the error's count is atomic); under
-  // ThreadSanitizer the second is a false report, suppressed in tests/tsan.supp (libstdc++ counts
-  // an exception_ptr's references in code TSan does not see).
   core->async_acquire(kind, std::move(options),
                       [promise, context](std::error_code error, Hold hold) mutable {
-                        const auto fulfilled = std::move(promise);
-                        if (!error) {
-                          fulfilled->set_value(std::move(hold));
-                          return;
-                        }
-                        try {
-                          throw_error(static_cast<Errc>(error.value()), context);
-                        } catch (...) {
-                          fulfilled->set_exception(std::current_exception());
-                        }
+                        fulfil(promise, context, error, std::move(hold));
                       });
   return future;
 }

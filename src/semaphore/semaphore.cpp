@@ -3,6 +3,7 @@
 #include <future>
 
 #include "base/paths.h"
+#include "base/promise_outcome.h"
 #include "semaphore/semaphore_access.h"
 #include "semaphore/semaphore_core.h"
 #include "zklock/errors.h"
@@ -97,34 +98,15 @@ LockRequest Semaphore::async_acquire(int count, LeasesHandler handler, AsyncLock
       });
 }
 
-namespace {
-
-// The promise's side of acquire_future: the value, or the exception acquire() would throw. The
-// handler lets go of the promise once fulfilled (see detail::lock_future for why).
-template <class Value>
-void fulfil(std::shared_ptr<std::promise<Value>>& promise, const std::string& context,
-            std::error_code error, Value value) {
-  const auto fulfilled = std::move(promise);
-  if (!error) {
-    fulfilled->set_value(std::move(value));
-    return;
-  }
-  try {
-    throw_error(static_cast<Errc>(error.value()), context);
-  } catch (...) {
-    fulfilled->set_exception(std::current_exception());
-  }
-}
-
-}  // namespace
-
 std::future<Lease> Semaphore::acquire_future(AsyncLockOptions options) {
   auto promise = std::make_shared<std::promise<Lease>>();
   auto future = promise->get_future();
-  async_acquire([promise, context = core_->context() + "::acquire_future"](
-                    std::error_code error,
-                    Lease lease) mutable { fulfil(promise, context, error, std::move(lease)); },
-                std::move(options));
+  async_acquire(
+      [promise, context = core_->context() + "::acquire_future"](std::error_code error,
+                                                                 Lease lease) mutable {
+        detail::fulfil(promise, context, error, std::move(lease));
+      },
+      std::move(options));
   return future;
 }
 
@@ -135,7 +117,7 @@ std::future<std::vector<Lease>> Semaphore::acquire_future(int count, AsyncLockOp
       count,
       [promise, context = core_->context() + "::acquire_future"](
           std::error_code error, std::vector<Lease> leases) mutable {
-        fulfil(promise, context, error, std::move(leases));
+        detail::fulfil(promise, context, error, std::move(leases));
       },
       std::move(options));
   return future;
