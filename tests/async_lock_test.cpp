@@ -334,12 +334,7 @@ TEST(AsyncLockTest, SessionLostWhileWaitingCompletesWithSessionLost_FaultHook) {
   // While `silent`, every request of the session fails: no answer, so the session is Lost on its
   // own clock, as if the network were cut.
   std::atomic<bool> silent{false};
-  auto scripted =
-      scripted_session(options_for(held.server.connect, 2000ms),
-                       [&](Operation, std::string_view) -> std::optional<FaultDecision> {
-                         if (!silent) return std::nullopt;
-                         return FaultDecision::fail_before_send(Errc::connection_loss);
-                       });
+  auto scripted = silenceable_session(options_for(held.server.connect, 2000ms), silent);
   Mutex m(*scripted.session, held.path);
   Outcome outcome;
   m.async_lock(outcome.handler());

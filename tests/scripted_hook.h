@@ -9,7 +9,8 @@
 //    one request at a time.
 //  * fault_on(op, part, decision) - the action of the usual fault: `decision` for requests of `op`
 //    whose path contains `part`.
-//  * scripted_session, one_shot_session - a Session with either hook; FaultedSession - one test's
+//  * scripted_session, one_shot_session - a Session with either hook; silenceable_session - one
+//    that goes silent on demand; FaultedSession - one test's
 //    lock path on the shared server and a session with a OneShotHook, the start of many a fault
 //    test.
 #pragma once
@@ -103,6 +104,17 @@ inline ScriptedSession scripted_session(const SessionOptions& options, HookActio
   auto hook = std::make_shared<ScriptedHook>(std::move(action));
   return {hook, open_session(options, hook)};
 }
+// A Session whose every request fails before it is sent (no answer) while `silent` is true: the
+// session is Lost on its own clock, as if the network were cut. `silent` must outlive it.
+inline ScriptedSession silenceable_session(const SessionOptions& options,
+                                           const std::atomic<bool>& silent) {
+  return scripted_session(options,
+                          [&silent](Operation, std::string_view) -> std::optional<FaultDecision> {
+                            if (!silent) return std::nullopt;
+                            return FaultDecision::fail_before_send(Errc::connection_loss);
+                          });
+}
+
 inline ScriptedSession one_shot_session(const SessionOptions& options, HookAction action) {
   auto hook = std::make_shared<OneShotHook>(std::move(action));
   return {hook, open_session(options, hook)};

@@ -269,12 +269,7 @@ TEST(SemaphoreAsyncTest, SessionCloseAndSemaphoreDestructionEndWaitingRequests) 
 TEST(SemaphoreAsyncTest, SessionLostWhileWaitingEndsWithSessionLost) {
   HeldLease held("lost");
   std::atomic<bool> silent{false};
-  auto scripted =
-      scripted_session(options_for(held.server.connect, 2000ms),
-                       [&](Operation, std::string_view) -> std::optional<FaultDecision> {
-                         if (!silent) return std::nullopt;
-                         return FaultDecision::fail_before_send(Errc::connection_loss);
-                       });
+  auto scripted = silenceable_session(options_for(held.server.connect, 2000ms), silent);
   Semaphore sem(*scripted.session, held.path, 1);
   LeaseOutcome outcome;
   sem.async_acquire(outcome.handler());
