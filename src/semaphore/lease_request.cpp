@@ -15,7 +15,7 @@ namespace zklock::detail {
 LeaseRequest::LeaseRequest(std::shared_ptr<SemaphoreCore> core, Params params, Done done)
     : core_(std::move(core)),
       session_(core_->session_),
-      params_(std::move(params)),
+      params_(params),
       done_(std::move(done)) {}
 
 LeaseRequest::~LeaseRequest() = default;

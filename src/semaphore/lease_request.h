@@ -120,7 +120,7 @@ class LeaseRequest final : public std::enable_shared_from_this<LeaseRequest> {
   // The lease count (lease_request_steps.cpp).
   void count_locked();
   void on_count_read_locked(OpResult&& r);
-  void create_ancestors_locked(std::string path, std::function<void()> then);
+  void create_ancestors_locked(const std::string& path, std::function<void()> then);
   // The internal lock.
   void take_internal_lock_locked();
   void on_internal_lock_locked(std::error_code error, Hold hold);

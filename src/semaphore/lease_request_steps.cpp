@@ -108,7 +108,7 @@ void LeaseRequest::on_count_read_locked(OpResult&& r) {
 // pipelined), then they are created in order. Only what is missing is created: the server checks
 // CREATE permission on the parent before it looks whether a node exists. `then` runs after the
 // last answer, whatever the answers (the step it retries looks again).
-void LeaseRequest::create_ancestors_locked(std::string path, std::function<void()> then) {
+void LeaseRequest::create_ancestors_locked(const std::string& path, std::function<void()> then) {
   auto c = connection_locked(false);
   if (path == "/" || !c) {
     then();
