@@ -404,19 +404,23 @@ TEST(SemaphoreTest, OnlyTheInternalLockHolderWatchesTheLeases) {
                  child_watch_count(held.server.port) == 1;
         },
         10s))
-        << "round " << round << ": "
+        << "round " << round << ": " << describe(waiters) << "; "
         << lock_children(held.holder_session, held.path + "/locks").size() << " queued, "
         << lock_children(held.holder_session, leases).size() << " lease nodes, "
         << child_watch_count(held.server.port) << " child watches on the server";
     // The other waiters each watch one predecessor's lock node (data watches), never the leases.
     EXPECT_EQ(watches_under(held.server.port, leases).size(), 0u);
-    // Release the current lease: exactly one waiter gets in.
+    // Release the current lease: exactly one waiter gets in. The holders are picked before any
+    // release: a waiter that gets in while the others are being released must keep its lease
+    // (CI once released it too, letting the last waiter in a round early).
     if (round == 0) {
       held.lease.release();
     } else {
+      std::vector<LeaseWaiter*> holders;
       for (auto& w : waiters) {
-        if (w->acquired()) w->release();
+        if (w->acquired()) holders.push_back(w.get());
       }
+      for (LeaseWaiter* w : holders) w->release();
     }
     ASSERT_TRUE(wait_until(
         [&] {

@@ -13,10 +13,7 @@
 namespace zklock::detail {
 
 LeaseRequest::LeaseRequest(std::shared_ptr<SemaphoreCore> core, Params params, Done done)
-    : core_(std::move(core)),
-      session_(core_->session_),
-      params_(params),
-      done_(std::move(done)) {}
+    : core_(std::move(core)), session_(core_->session_), params_(params), done_(std::move(done)) {}
 
 LeaseRequest::~LeaseRequest() = default;
 
