@@ -16,9 +16,9 @@
 #             servers - under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/); the
 #             suites whose subject is another process (CLI, examples, fault holders) and the
 #             peers' run in `suite`
-#     tsan    the concurrency suites - session, mutex, shared mutex, async, lock set, semaphore,
-#             the figures and the event hook -
-#             under ThreadSanitizer (build-tsan/, tests/tsan.supp)
+#     tsan    the concurrency suites - session, mutex (lifetime, cleanup, lock-delay,
+#             revocation), shared mutex, async, lock set, semaphore, election, the figures and
+#             the event hook - under ThreadSanitizer (build-tsan/, tests/tsan.supp)
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
 #   A gate that fails does not stop the others; the run fails if any did. In `ci` each test runs
 #   once: `suite` runs the out-of-process suites, `asan` the in-process ones and the unit tier.

@@ -34,7 +34,8 @@
 // Then the links heal, F and O rejoin, and the next trial begins. Which follower the observer
 // syncs from (it picks one of the voters' ObserverMaster ports at random; the leader runs none)
 // is printed per trial. One parseable line per (scenario, config, client, T):
-//   RELIABILITY suite=netfaults scenario=follower-cut|observer-cut config=... client=mutex|exec ...
+//   RELIABILITY suite=netfaults scenario=follower-cut|observer-cut config=...
+//     client=mutex|exec|election|elect ...
 #include <array>
 #include <cstdio>
 #include <random>
