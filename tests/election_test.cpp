@@ -1,8 +1,11 @@
 // Election (zklock/election.h) against a real server: one leader at a time and the next takes
 // over on resign, in queue order; the term token grows; leader() names the leader and its value;
-// proclaim() changes the value within the term and never writes once the term is over; observe()
-// delivers every change in order (value changes included), from a path that does not exist yet,
-// and leaves no watch behind when stopped.
+// proclaim() changes the value within the term and never writes once the term is over; leader()
+// says who leads and since when; observe() delivers every change in order (value changes
+// included), from a path that does not exist yet, also to a waiting reader (next_for), and leaves
+// no watch behind when stopped; campaigns that give up leave no node.
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -44,13 +47,24 @@ struct TwoParticipants {
   Election second;
 };
 
-// What an observation delivered, in order ("" for nobody).
+// What an observation delivered, in order ("" for nobody). A leader delivered again with nothing
+// changed but its stamp (`since`, written just after it took office) counts once.
 class Deliveries {
  public:
   std::function<void(const LeaderChange&)> callback() {
     return [this](const LeaderChange& change) {
       std::lock_guard lock(mutex_);
-      values_.push_back(change.leader ? change.leader->value : "");
+      const std::string node = change.leader ? change.leader->node_path : "";
+      const std::string value = change.leader ? change.leader->value : "";
+      if (!values_.empty() && node == last_node_ && value == values_.back()) {
+        EXPECT_FALSE(last_since_) << "delivered again, its stamp already known";
+        EXPECT_TRUE(change.leader && change.leader->since) << "delivered again, unchanged";
+        last_since_ = true;
+        return;
+      }
+      last_node_ = node;
+      last_since_ = change.leader && change.leader->since;
+      values_.push_back(value);
       missed_.push_back(change.may_have_missed_terms);
     };
   }
@@ -78,6 +92,8 @@ class Deliveries {
   mutable std::mutex mutex_;
   std::vector<std::string> values_;
   std::vector<bool> missed_;
+  std::string last_node_;
+  bool last_since_ = false;
 };
 
 TEST(ElectionTest, OneLeadsTheNextTakesOverOnResign) {
@@ -123,6 +139,11 @@ TEST(ElectionTest, LatchNamedAndLockNamedParticipantsShareOneQueue) {
   TwoParticipants p("latch-names", latch, with_value("lock-named"));
   p.first.campaign();
   EXPECT_NE(p.first.leadership()->node_path.find("-latch-"), std::string::npos);
+  // Nothing writes to a latch-named node (a LeaderLatch behind it waits for its deletion only,
+  // and a write would use up its watch): no stamp, no proclaim.
+  EXPECT_THROW(p.first.proclaim("changed"), InvalidArgumentError);
+  EXPECT_EQ(p.second.leader()->value, "latch-named");
+  EXPECT_FALSE(p.second.leader()->since.has_value());
   auto next = p.second.campaign_future();
   EXPECT_EQ(next.wait_for(300ms), std::future_status::timeout);  // it queues behind the latch
   EXPECT_EQ(p.second.leader()->value, "latch-named");
@@ -248,10 +269,136 @@ TEST(ElectionTest, ARevocableLeaderHearsARequestAndDecides) {
   o.on_revocation_requested = [&](const Acquisition&) { ++requests; };
   Election e(s, unique_path("revoke-leader"), o);
   e.campaign();
-  EXPECT_TRUE(request_revocation(other, e.leadership()->node_path));
+  EXPECT_EQ(request_revocation(other, e.leadership()->node_path), RevocationRequest::kAsked);
   ASSERT_TRUE(wait_until([&] { return requests.load() == 1; }, 10s));
   EXPECT_TRUE(e.is_leader());  // the request itself releases nothing
   e.resign();
+}
+
+// leader() says who leads - host and pid from its node - and, once the leader has stamped its
+// node, since when (by its clock: between the campaign's start and its return, here).
+TEST(ElectionTest, LeaderSaysWhoLeadsAndSinceWhen) {
+  TwoParticipants p("leader-since", with_value("alpha"));
+  const auto before = std::chrono::system_clock::now();
+  p.first.campaign();
+  const auto after = std::chrono::system_clock::now();
+  std::optional<Leader> now;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        now = p.second.leader();
+        return now && now->since;
+      },
+      10s));
+  EXPECT_EQ(now->value, "alpha");
+  EXPECT_EQ(now->pid, static_cast<std::int64_t>(getpid()));
+  EXPECT_FALSE(now->host.empty());
+  EXPECT_GE(*now->since, std::chrono::time_point_cast<std::chrono::milliseconds>(before));
+  EXPECT_LE(*now->since, after);
+  // A proclaimed value keeps the stamp.
+  p.first.proclaim("alpha-2");
+  const auto proclaimed = p.second.leader();
+  ASSERT_TRUE(proclaimed);
+  EXPECT_EQ(proclaimed->value, "alpha-2");
+  EXPECT_EQ(proclaimed->since, now->since);
+}
+
+// The blocking form of observe(): next_for() hands out the changes in order, none skipped.
+TEST(ElectionTest, ObserveWithoutACallbackWaitsForEachChange) {
+  TwoParticipants p("observe-wait", with_value("alpha"));
+  LeaderObservation observation = p.second.observe();
+  auto next_value = [&]() -> std::optional<std::string> {
+    auto change = observation.next_for(10s);
+    if (!change) return std::nullopt;
+    // A leader delivered again once it stamped its node: the same node and value.
+    if (change->leader && change->leader->value == "alpha" && !change->leader->since) {
+      auto again = observation.next_for(10s);
+      if (again && again->leader && again->leader->node_path == change->leader->node_path &&
+          again->leader->since) {
+        return again->leader->value;
+      }
+      return change->leader->value + (again ? " then another" : " then none");
+    }
+    return change->leader ? change->leader->value : "";
+  };
+  EXPECT_EQ(next_value(), "");  // nobody: the path is not there yet
+  EXPECT_FALSE(observation.next_for(100ms)) << "a change with nothing changed";
+  p.first.campaign();
+  EXPECT_EQ(next_value(), "alpha");
+  p.first.proclaim("alpha-2");
+  EXPECT_EQ(next_value(), "alpha-2");
+  p.first.resign();
+  EXPECT_EQ(next_value(), "");
+  observation.stop();
+  EXPECT_FALSE(observation.next_for(10ms)) << "nothing after the stop";
+  // An observation with a callback has no queue to wait on.
+  LeaderObservation with_callback = p.second.observe([](const LeaderChange&) {});
+  EXPECT_THROW((void)with_callback.next_for(10ms), InvalidArgumentError);
+}
+
+// A campaign that gives up - a deadline, an asynchronous deadline, a cancel - leaves no node.
+TEST(ElectionTest, CampaignsThatGiveUpLeaveNoNode) {
+  TwoParticipants p("campaign-give-up", with_value("alpha"), with_value("beta"));
+  Session& observer = p.sessions.second;
+  p.first.campaign();
+  EXPECT_FALSE(p.second.try_campaign_for(300ms));
+  EXPECT_EQ(lock_children(observer, p.path).size(), 1u) << "a timed-out campaign left its node";
+
+  std::promise<std::error_code> timed_out;
+  LockRequest request =
+      p.second.async_campaign([&](std::error_code error, Hold) { timed_out.set_value(error); },
+                              AsyncLockOptions::within(300ms));
+  auto outcome = timed_out.get_future();
+  ASSERT_EQ(outcome.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(outcome.get(), make_error_code(Errc::timed_out));
+  EXPECT_TRUE(wait_until([&] { return lock_children(observer, p.path).size() == 1u; }, 10s))
+      << "an asynchronous campaign past its deadline left its node";
+
+  std::promise<std::error_code> cancelled;
+  LockRequest cancelled_request =
+      p.second.async_campaign([&](std::error_code error, Hold) { cancelled.set_value(error); });
+  ASSERT_TRUE(wait_until([&] { return lock_children(observer, p.path).size() == 2u; }, 10s));
+  cancelled_request.cancel();
+  auto cancel_outcome = cancelled.get_future();
+  ASSERT_EQ(cancel_outcome.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(cancel_outcome.get(), make_error_code(Errc::cancelled));
+  EXPECT_TRUE(wait_until([&] { return lock_children(observer, p.path).size() == 1u; }, 10s))
+      << "a cancelled campaign left its node";
+  p.first.resign();
+  EXPECT_TRUE(wait_until([&] { return lock_children(observer, p.path).empty(); }, 10s));
+}
+
+// ElectionOptions::on_state_change hears the leadership begin (Held) and end with its session
+// (Lost).
+TEST(ElectionTest, OnStateChangeHearsTheTermBeginAndItsLoss) {
+  if (using_external_server()) GTEST_SKIP() << "expires a session with its password";
+  std::mutex mutex;
+  std::vector<LockState> states;
+  ElectionOptions leader_options = with_value("alpha");
+  leader_options.on_state_change = [&](LockState state, const Acquisition&) {
+    std::lock_guard lock(mutex);
+    states.push_back(state);
+  };
+  TwoParticipants p("election-states", leader_options, with_value("beta"));
+  p.first.campaign();
+  auto next = p.second.campaign_future();
+  ASSERT_TRUE(expire_on_server(p.sessions.first, p.sessions.server.connect));
+  ASSERT_TRUE(p.first.wait_lost_for(10s));
+  ASSERT_EQ(next.wait_for(10s), std::future_status::ready);
+  Hold leadership = next.get();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(mutex);
+        return states.size() >= 2;
+      },
+      10s));
+  // Held, then Lost - Suspended in between when the expiry's disconnect is seen first.
+  std::lock_guard lock(mutex);
+  ASSERT_GE(states.size(), 2u);
+  EXPECT_EQ(states.front(), LockState::kHeld);
+  EXPECT_EQ(states.back(), LockState::kLost);
+  for (std::size_t i = 1; i + 1 < states.size(); ++i) {
+    EXPECT_EQ(states[i], LockState::kSuspended) << "state " << i;
+  }
 }
 
 TEST(ElectionTest, ObserveRefusesAnEmptyCallback) {

@@ -2,8 +2,8 @@
 // SemaphoreOptions and ElectionOptions) against a real server: a request reaches a holder first
 // at once and one that waited, a request made while a contender waits is reported when it
 // acquires, nothing is released by the request itself, a holder that does not listen says so in
-// its node data, a lease's and a leader's holder hear it too, and with credentials nobody else may
-// ask any of them.
+// its node data and is not asked, one that heard a request writes its data back, a lease's and a
+// leader's holder hear it too, and with credentials nobody else may ask any of them.
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -65,18 +65,18 @@ TEST_F(MutexRevocation, AHolderFirstAtOnceHearsTheRequestAndKeepsTheLock) {
   EXPECT_NE(asker.get(node)->data.find("\"revocable\":true"), std::string::npos)
       << asker.get(node)->data;
 
-  EXPECT_TRUE(request_revocation(asker, node));
+  EXPECT_EQ(request_revocation(asker, node), RevocationRequest::kAsked);
   ASSERT_TRUE(requests.wait_count(1));
   EXPECT_EQ(requests.nodes(), std::vector<std::string>{node});
   // The holder decides: the request released nothing.
   EXPECT_EQ(holder.state(), LockState::kHeld);
   EXPECT_EQ(lock_children(asker, path_).size(), 1u);
   // Each request is heard: a second one too.
-  EXPECT_TRUE(request_revocation(asker, node));
+  EXPECT_EQ(request_revocation(asker, node), RevocationRequest::kAsked);
   EXPECT_TRUE(requests.wait_count(2));
   holder.unlock();
   ASSERT_TRUE(queued(asker, 0));
-  EXPECT_FALSE(request_revocation(asker, node)) << "the node is gone: nobody to ask";
+  EXPECT_EQ(request_revocation(asker, node), RevocationRequest::kGone) << "nobody to ask";
 }
 
 TEST_F(MutexRevocation, AHolderThatWaitedHearsItAndTheNextTakesOverWhenItLetsGo) {
@@ -96,7 +96,7 @@ TEST_F(MutexRevocation, AHolderThatWaitedHearsItAndTheNextTakesOverWhenItLetsGo)
   Mutex third(c, path_);
   Waiter third_waits(third);
   ASSERT_TRUE(queued(asker, 2));
-  EXPECT_TRUE(request_revocation(asker, second.acquisition()->node_path));
+  EXPECT_EQ(request_revocation(asker, second.acquisition()->node_path), RevocationRequest::kAsked);
   ASSERT_TRUE(second_requests.wait_count(1));
   EXPECT_TRUE(first_requests.nodes().empty()) << "a request reached a holder that had gone";
   second.unlock();
@@ -118,7 +118,7 @@ TEST_F(MutexRevocation, ARequestMadeWhileWaitingIsHeardOnceAcquired) {
   for (const auto& name : lock_children(asker, path_)) {
     if (path_ + "/" + name != holder_node) waiting_node = name;
   }
-  EXPECT_TRUE(request_revocation(asker, path_ + "/" + waiting_node));
+  EXPECT_EQ(request_revocation(asker, path_ + "/" + waiting_node), RevocationRequest::kAsked);
   holder.unlock();
   waiter.join();
   ASSERT_TRUE(waiter.acquired()) << waiter.error();
@@ -127,17 +127,53 @@ TEST_F(MutexRevocation, ARequestMadeWhileWaitingIsHeardOnceAcquired) {
   next.unlock();
 }
 
-TEST_F(MutexRevocation, AHolderThatDoesNotListenSaysSoAndKeepsTheLock) {
+TEST_F(MutexRevocation, AHolderThatDoesNotListenSaysSoAndIsNotAsked) {
   Session holder_session(opts()), asker(opts());
   Mutex holder(holder_session, path_);
   ASSERT_TRUE(holder.try_lock_for(30s));
   const std::string node = holder.acquisition()->node_path;
-  EXPECT_NE(asker.get(node)->data.find("\"revocable\":false"), std::string::npos)
-      << asker.get(node)->data;
-  EXPECT_TRUE(request_revocation(asker, node));  // written; nobody listens
-  EXPECT_EQ(asker.get(node)->data, kRevokeMessage);
+  const std::string data = asker.get(node)->data;
+  EXPECT_NE(data.find("\"revocable\":false"), std::string::npos) << data;
+  EXPECT_EQ(request_revocation(asker, node), RevocationRequest::kNotRevocable);
+  EXPECT_EQ(asker.get(node)->data, data) << "a request was written over a holder that refuses";
   EXPECT_EQ(holder.state(), LockState::kHeld);
   holder.unlock();
+}
+
+// A request overwrites the node's data (Curator's convention); the holder that heard it writes its
+// own back, so the node goes on saying who holds it, that it is revocable, and a leader's value and
+// stamp - for `zklock status`, `zklock revoke` and leader().
+TEST_F(MutexRevocation, AHolderThatHeardARequestSaysWhoItIsAgain) {
+  Session holder_session(opts()), asker(opts());
+  Requests requests;
+  MutexOptions o = requests.options();
+  o.description = "nightly backup";
+  Mutex holder(holder_session, path_, o);
+  ASSERT_TRUE(holder.try_lock_for(30s));
+  const std::string node = holder.acquisition()->node_path;
+  const std::string data = asker.get(node)->data;
+  EXPECT_EQ(request_revocation(asker, node), RevocationRequest::kAsked);
+  ASSERT_TRUE(requests.wait_count(1));
+  EXPECT_TRUE(wait_until([&] { return asker.get(node)->data == data; }, 10s))
+      << asker.get(node)->data;
+  EXPECT_EQ(request_revocation(asker, node), RevocationRequest::kAsked) << "asked again";
+  EXPECT_TRUE(requests.wait_count(2));
+  holder.unlock();
+
+  // A leader: its proclaimed value and its stamp come back with it.
+  ElectionOptions eo = requests.options<ElectionOptions>();
+  eo.value = "first";
+  Election election(holder_session, path_ + "-election", eo);
+  election.campaign();
+  ASSERT_TRUE(wait_until([&] { return election.leader() && election.leader()->since; }, 10s));
+  election.proclaim("second");
+  const Leader before = *election.leader();
+  EXPECT_EQ(before.value, "second");
+  EXPECT_EQ(request_revocation(asker, before.node_path), RevocationRequest::kAsked);
+  ASSERT_TRUE(requests.wait_count(3));
+  EXPECT_TRUE(wait_until([&] { return election.leader() == before; }, 10s))
+      << asker.get(before.node_path)->data;
+  election.resign();
 }
 
 TEST_F(MutexRevocation, BothSidesOfASharedMutexHearIt) {
@@ -146,11 +182,11 @@ TEST_F(MutexRevocation, BothSidesOfASharedMutexHearIt) {
   SharedMutex reader(both, path_, reader_requests.options());
   SharedMutex writer(both, path_, writer_requests.options());
   ASSERT_TRUE(reader.try_lock_shared_for(30s));
-  EXPECT_TRUE(request_revocation(asker, reader.acquisition()->node_path));
+  EXPECT_EQ(request_revocation(asker, reader.acquisition()->node_path), RevocationRequest::kAsked);
   ASSERT_TRUE(reader_requests.wait_count(1));
   reader.unlock_shared();
   ASSERT_TRUE(writer.try_lock_for(30s));
-  EXPECT_TRUE(request_revocation(asker, writer.acquisition()->node_path));
+  EXPECT_EQ(request_revocation(asker, writer.acquisition()->node_path), RevocationRequest::kAsked);
   ASSERT_TRUE(writer_requests.wait_count(1));
   writer.unlock();
 }
@@ -163,10 +199,13 @@ TEST_F(MutexRevocation, ALeaseHolderHearsTheRequestForItsOwnLeaseOnly) {
   const std::string node = asked.acquisition().node_path;
   EXPECT_NE(asker.get(node)->data.find("\"revocable\":true"), std::string::npos)
       << asker.get(node)->data;
-  EXPECT_TRUE(request_revocation(asker, node));
+  EXPECT_EQ(request_revocation(asker, node), RevocationRequest::kAsked);
   ASSERT_TRUE(requests.wait_count(1));
   EXPECT_EQ(requests.nodes(), std::vector<std::string>{node});
   EXPECT_EQ(asked.state(), LockState::kHeld) << "the request itself released the lease";
+  EXPECT_TRUE(wait_until(
+      [&] { return asker.get(node)->data.find("\"revocable\":true") != std::string::npos; }, 10s))
+      << "the lease's node did not say who holds it again: " << asker.get(node)->data;
   asked.release();  // the application decides
   EXPECT_EQ(other.state(), LockState::kHeld);
   // A lease of a Semaphore that does not listen says so, and hears nothing.
@@ -174,7 +213,7 @@ TEST_F(MutexRevocation, ALeaseHolderHearsTheRequestForItsOwnLeaseOnly) {
   Lease unasked = deaf.acquire();
   const std::string deaf_node = unasked.acquisition().node_path;
   EXPECT_NE(asker.get(deaf_node)->data.find("\"revocable\":false"), std::string::npos);
-  EXPECT_TRUE(request_revocation(asker, deaf_node));
+  EXPECT_EQ(request_revocation(asker, deaf_node), RevocationRequest::kNotRevocable);
   EXPECT_EQ(unasked.state(), LockState::kHeld);
   EXPECT_EQ(requests.nodes().size(), 1u);
 }
@@ -186,7 +225,7 @@ TEST_F(MutexRevocation, ALeaderHearsTheRequestAndMayResign) {
   Election other(other_session, path_);
   leader.campaign();
   const std::string node = leader.leadership()->node_path;
-  EXPECT_TRUE(request_revocation(asker, node));
+  EXPECT_EQ(request_revocation(asker, node), RevocationRequest::kAsked);
   ASSERT_TRUE(requests.wait_count(1));
   EXPECT_TRUE(leader.is_leader()) << "the request itself ended the term";
   leader.resign();
@@ -211,7 +250,7 @@ TEST_F(MutexRevocation, WithCredentialsNobodyElseMayAsk) {
   EXPECT_NE(intruder.get(node)->data.find("\"revocable\":true"), std::string::npos)
       << "the intruder's request was written";
   // Another session with the owner's identity may ask.
-  EXPECT_TRUE(request_revocation(colleague, node));
+  EXPECT_EQ(request_revocation(colleague, node), RevocationRequest::kAsked);
   ASSERT_TRUE(requests.wait_count(1));
   EXPECT_EQ(requests.nodes().size(), 1u);
   holder.unlock();
@@ -226,7 +265,7 @@ TEST_F(MutexRevocation, WithCredentialsNobodyElseMayAsk) {
     EXPECT_THROW(request_revocation(intruder, asked), NotAuthorizedError) << asked;
     EXPECT_NE(intruder.get(asked)->data.find("\"revocable\":true"), std::string::npos)
         << "the intruder's request was written into " << asked;
-    EXPECT_TRUE(request_revocation(colleague, asked));
+    EXPECT_EQ(request_revocation(colleague, asked), RevocationRequest::kAsked);
   }
   ASSERT_TRUE(requests.wait_count(3));
   EXPECT_EQ(lease.state(), LockState::kHeld);

@@ -39,6 +39,7 @@ namespace zklock {
 
 namespace detail {
 class LeaderWatch;
+struct LeaderChangeQueue;
 }  // namespace detail
 
 struct ElectionOptions {
@@ -51,7 +52,10 @@ struct ElectionOptions {
   /// ("_c_<uuid>-latch-N") instead of as a lock ("_c_<uuid>-lock-N"). LeaderLatch orders only
   /// "latch-" nodes correctly: a path shared with LeaderLatch participants needs it. zklock
   /// orders both namings, so zklock participants may mix them; Curator's LeaderSelector (a lock)
-  /// orders only "lock-" nodes: a path it shares must not use it.
+  /// orders only "lock-" nodes: a path it shares must not use it. LeaderLatch waits for its
+  /// predecessor's deletion only, and any write to that node uses its watch up (it would wait for
+  /// ever), so with this set nothing writes to our node once it exists: leader() has no `since`
+  /// for us, proclaim() is refused, and a revocation request is left in place.
   bool curator_latch_names = false;
   /// Called when the leadership changes state (Held -> Suspended -> Held | Lost), on the Session's
   /// event thread (see MutexOptions::on_state_change).
@@ -69,10 +73,19 @@ struct Leader {
   std::int64_t session_id = 0;  // the ZooKeeper session that owns the node
   FencingToken term;            // the leader's term token: its node's czxid and sequence
   NodeNaming naming = NodeNaming::kProtected;  // whose naming (zklock and Curator: protected)
+  // Who it is, as a zklock participant's node says: its host name and process id (empty and 0
+  // for a Curator or kazoo participant, whose nodes do not say).
+  std::string host;
+  std::int64_t pid = 0;
+  /// Since when it leads, by the leader's own clock: a zklock leader stamps its node just after it
+  /// takes office (MutexOptions::stamp_held_since). nullopt until that write has landed, and for
+  /// a Curator or kazoo leader.
+  std::optional<std::chrono::system_clock::time_point> since;
 
   friend bool operator==(const Leader& a, const Leader& b) {
     return a.node_path == b.node_path && a.value == b.value && a.session_id == b.session_id &&
-           a.term == b.term && a.naming == b.naming;
+           a.term == b.term && a.naming == b.naming && a.host == b.host && a.pid == b.pid &&
+           a.since == b.since;
   }
   friend bool operator!=(const Leader& a, const Leader& b) { return !(a == b); }
 };
@@ -104,11 +117,19 @@ class LeaderObservation {
   /// Returns: true until stop() (or the Election's Session closed).
   bool active() const noexcept;
 
+  /// For an observation made by observe() without a callback: waits for the next change, in
+  /// order, none skipped (changes wait in the observation until they are taken).
+  /// Returns: that change; nullopt if none came within `timeout`, or the observation has stopped
+  ///   and every change it saw was taken.
+  /// Throws: InvalidArgumentError for an observation that delivers to a callback.
+  std::optional<LeaderChange> next_for(std::chrono::milliseconds timeout);
+
  private:
   friend class Election;
-  explicit LeaderObservation(std::shared_ptr<detail::LeaderWatch> watch) noexcept
-      : watch_(std::move(watch)) {}
+  LeaderObservation(std::shared_ptr<detail::LeaderWatch> watch,
+                    std::shared_ptr<detail::LeaderChangeQueue> queue) noexcept;
   std::shared_ptr<detail::LeaderWatch> watch_;
+  std::shared_ptr<detail::LeaderChangeQueue> queue_;  // observe() without a callback
 };
 
 class Election {
@@ -164,8 +185,9 @@ class Election {
   /// Effects: sets this leader's value (etcd's Proclaim) for the current term, without giving up
   ///   the leadership: one multi that writes our node only while it still exists (the term
   ///   fences it). Later campaigns store ElectionOptions::value again.
-  /// Throws: LockLostError if not leading (nothing was written); ConnectionLossError when the
-  ///   outcome is unknown; as Mutex::commit_fenced().
+  /// Throws: LockLostError if not leading (nothing was written); InvalidArgumentError with
+  ///   ElectionOptions::curator_latch_names; ConnectionLossError when the outcome is unknown; as
+  ///   Mutex::commit_fenced().
   void proclaim(const std::string& value);
   /// Effects: as proclaim(value), for a leadership taken by async_campaign().
   void proclaim(const Hold& leadership, const std::string& value) const;
@@ -176,18 +198,22 @@ class Election {
 
   /// Effects: calls `on_change` (on the Session's event thread, one call at a time, in the order
   ///   the changes were seen) with the leader now, at once, and then with every change of leader
-  ///   or of its value, watching the path's children and the leader's node - no polling. While
-  ///   the session is down nothing is delivered; once it is back (or a new session is opened) the
-  ///   leader of that moment is delivered if it changed, with may_have_missed_terms if a term
-  ///   may have passed unseen.
+  ///   or of what its node says (its value, and `since` once a zklock leader has stamped it: a
+  ///   new zklock leader is usually delivered twice, without and then with `since`), watching
+  ///   the path's children and the leader's node - no polling. While the session is down nothing
+  ///   is delivered; once it is back (or a new session is opened) the leader of that moment is
+  ///   delivered if it changed, with may_have_missed_terms if a term may have passed unseen.
   /// Returns: the observation; it ends when that is destroyed.
   /// Throws: InvalidArgumentError if `on_change` is empty.
   LeaderObservation observe(std::function<void(const LeaderChange& change)> on_change) const;
+  /// Effects: as observe(on_change), the changes kept in the observation for its next_for().
+  LeaderObservation observe() const;
 
   const std::string& path() const noexcept { return mutex_.path(); }
 
  private:
   static MutexOptions mutex_options(const ElectionOptions& options);
+  void refuse_proclaim_beside_leader_latch() const;
   Session& session_;
   ElectionOptions options_;
   Mutex mutex_;

@@ -53,6 +53,17 @@ struct MutexOptions {
   /// that was first at once, which otherwise has no watch on its node.
   std::function<void(const Acquisition& acquisition)> on_revocation_requested;
 
+  /// Stamp our node with the moment we became the holder ("held_since" in its data: milliseconds
+  /// since the Unix epoch, by this host's clock), so that others can tell since when the lock is
+  /// held: `zklock status`, and Election::leader() and `zklock leader` for a leader (Election
+  /// sets it). Cost: one write of our node's data after each acquisition - after it is held, not
+  /// on the way to it, and nothing waits for it; a write that fails (the connection dropped, the
+  /// node is gone) leaves the node unstamped. Off: no write per acquisition. The write fires the
+  /// data watch of the contender behind us: zklock's, Curator's InterProcessMutex and kazoo's
+  /// look again; Curator's LeaderLatch would not (it waits for a deletion only): see
+  /// ElectionOptions::curator_latch_names.
+  bool stamp_held_since = false;
+
   /// Called when a held lock changes state (Held -> Suspended -> Held | Lost), on the Session's
   /// event thread, after state() already reports the new state. Must not block for long. Not
   /// called for an acquisition the application already released (it saw state() == Lost first

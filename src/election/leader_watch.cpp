@@ -19,6 +19,11 @@ Leader leader_of(const std::string& path, const Contender& contender) {
   leader.session_id = contender.ephemeral_owner;
   leader.term = FencingToken(contender.czxid, contender.sequence);
   leader.naming = contender.naming;
+  leader.host = identity_string_field(contender.data, "host").value_or("");
+  leader.pid = identity_integer_field(contender.data, "pid").value_or(0);
+  if (const auto since = identity_integer_field(contender.data, "held_since")) {
+    leader.since = std::chrono::system_clock::time_point(std::chrono::milliseconds(*since));
+  }
   return leader;
 }
 

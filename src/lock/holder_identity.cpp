@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <cstdio>
 
 namespace zklock::detail {
@@ -41,11 +42,13 @@ std::string json_escape(const std::string& text) {
   return out;
 }
 
-std::string holder_identity(const std::string& description, bool revocable) {
+std::string holder_identity(const std::string& description, bool revocable,
+                            std::optional<std::int64_t> held_since_ms) {
   std::array<char, 256> host{};
   if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
   std::string json = R"({"lib":"zklock","host":")" + json_escape(host.data()) + R"(","pid":)" +
                      std::to_string(getpid()) + R"(,"revocable":)" + (revocable ? "true" : "false");
+  if (held_since_ms) json += R"(,"held_since":)" + std::to_string(*held_since_ms);
   if (!description.empty()) json += R"(,"description":")" + json_escape(description) + "\"";
   json += "}";
   return json;
@@ -142,6 +145,20 @@ std::optional<std::string> identity_string_field(std::string_view json, std::str
     }
   }
   return std::nullopt;  // no closing quote
+}
+
+std::optional<std::int64_t> identity_integer_field(std::string_view json, std::string_view key) {
+  if (!is_holder_identity(json)) return std::nullopt;
+  // As identity_string_field: ,"key": cannot stand inside a string value of ours.
+  const std::string marker = ",\"" + std::string(key) + "\":";
+  const auto at = json.find(marker);
+  if (at == std::string_view::npos) return std::nullopt;
+  const char* first = json.data() + at + marker.size();
+  const char* last = json.data() + json.size();
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(first, last, value);
+  if (error != std::errc() || end == last || (*end != ',' && *end != '}')) return std::nullopt;
+  return value;
 }
 
 }  // namespace zklock::detail

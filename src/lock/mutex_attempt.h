@@ -43,6 +43,10 @@ struct MutexCore::Attempt {
   std::uint64_t self_watch = 0;        // our data watch on our own node (0: none)
   std::uint64_t self_watch_epoch = 0;  // connection epoch it was set on (0: not set)
   std::uint64_t probe = 0;             // SessionCore heartbeat probe on our node while held
+  // What our node says beyond the create's data (holder_data.cpp): when it became the holder
+  // (ms since the Unix epoch; 0: not stamped) and a value an Election's leader proclaimed.
+  std::int64_t held_since_ms = 0;
+  std::unique_ptr<std::string> proclaimed;
   std::size_t reported_ahead = static_cast<std::size_t>(-1);
   Phase phase = Phase::kCreating;
   Result result = Result::kPending;

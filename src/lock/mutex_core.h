@@ -104,6 +104,11 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   /// threads read it without the lock.
   void use_latch_names() noexcept { latch_names_ = true; }
 
+  /// Election::proclaim: our node's data with `value` in it, for the held node `node_path`. The
+  /// value is remembered, so that the data put back after a revocation request keeps it.
+  /// Throws: LockLostError if `node_path` is not held.
+  std::string proclaimed_data(const std::string& node_path, const std::string& value);
+
   void on_session_change() override;
   std::size_t nodes_on_server() const override;
 
@@ -196,9 +201,18 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType type);
   void on_self_event(const AttemptPtr& a, WatchEventType type);
   void on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r);
-  /// A read of our own node answered `data` (revocation.cpp): a revocation request is reported
-  /// if the application asked for them (at once while held, else once acquired).
-  void own_data_read_locked(const AttemptPtr& a, const std::string& data);
+  /// A read of our own node answered `data` at `version` (revocation.cpp): a revocation request
+  /// is reported if the application asked for them (at once while held, else once acquired), and
+  /// our node's data is put back.
+  void own_data_read_locked(const AttemptPtr& a, const std::string& data, std::int32_t version);
+  void report_revocation_locked(const AttemptPtr& a);
+  // What our node says (holder_data.cpp), with mutex_ held.
+  /// The data our node holds for `a`: the create's, with its stamp and proclaimed value.
+  std::string node_data_locked(const AttemptPtr& a) const;
+  /// MutexOptions::stamp_held_since: writes the time `a` became the holder into its node.
+  void stamp_held_since_locked(const AttemptPtr& a);
+  /// Writes node_data_locked(a) over a revocation request read at `version`.
+  void restore_node_data_locked(const AttemptPtr& a, std::int32_t version);
   /// Acquired: a request that came while waiting is reported; a holder first at once watches its
   /// node for the next. Returns: true if that watch was set (no heartbeat probe needed).
   bool watch_for_revocation_locked(const AttemptPtr& a);

@@ -269,7 +269,7 @@ void MutexCore::on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t e
   std::lock_guard lock(mutex_);
   if (r.rc == Errc::ok) {
     a->self_watch_epoch = epoch;
-    own_data_read_locked(a, r.value);
+    own_data_read_locked(a, r.value, r.stat.version);
   } else {
     a->self_watch = 0;
   }
@@ -341,7 +341,7 @@ void MutexCore::rearm_self_watch_locked(const AttemptPtr& a) {
         std::lock_guard lock(self->mutex_);
         if (r.rc == Errc::ok) {
           a->self_watch_epoch = epoch;
-          self->own_data_read_locked(a, r.value);
+          self->own_data_read_locked(a, r.value, r.stat.version);
           return;
         }
         a->self_watch = 0;
@@ -374,6 +374,7 @@ void MutexCore::acquired_locked(const AttemptPtr& a) {
   a->phase = Attempt::Phase::kHeld;
   a->result = Attempt::Result::kAcquired;
   begin_hold_locked(a);
+  if (options_.stamp_held_since) stamp_held_since_locked(a);
   if (a->async) settle_async_locked(a, Errc::ok);
   if (!watch_for_revocation_locked(a)) {
     // No watch on our own node (we were first at once, not revocable): the session's heartbeats

@@ -31,6 +31,8 @@ namespace zklock::detail {
 struct LeaseRevocation {
   std::function<void(const Acquisition& lease)> callback;
   std::shared_ptr<CallbackGate> gate;  // the Semaphore's; closed by ~Semaphore
+  // What a lease's node says (holder_identity.h): written back over a request once it is heard.
+  std::shared_ptr<const std::string> node_data;
 };
 
 class LeaseCore final : public SessionObserver, public std::enable_shared_from_this<LeaseCore> {

@@ -72,7 +72,8 @@ SemaphoreCore::SemaphoreCore(std::shared_ptr<SessionCore> session, std::string p
       lock_(std::make_shared<MutexCore>(session_, path_ + "/locks", internal_lock_options(options_),
                                         /*read_write=*/false, /*recorded=*/false)),
       meter_(session_->lock_meter(Recipe::kSemaphore, path_)),
-      revocation_{options_.on_revocation_requested, std::make_shared<CallbackGate>()} {}
+      revocation_{options_.on_revocation_requested, std::make_shared<CallbackGate>(),
+                  std::make_shared<const std::string>(node_data_)} {}
 
 SemaphoreCore::~SemaphoreCore() = default;
 

@@ -50,6 +50,13 @@ void LeaseCore::watch_own_node() {
         if (r.rc != Errc::ok || r.value != kRevokeMessage) return;
         std::lock_guard held(self->mutex_);
         if (self->released_) return;
+        // Heard: the node says who holds it again - over the request read, nothing later.
+        if (auto now = self->session_->connection();
+            now && now->generation() == self->acquisition_.generation &&
+            self->revocation_.node_data) {
+          now->set(self->acquisition_.node_path, *self->revocation_.node_data, r.stat.version,
+                   [](OpResult&&) {});
+        }
         self->session_->post_event(
             [revocation = self->revocation_, acquisition = self->acquisition_, weak] {
               revocation.gate->run([&] {

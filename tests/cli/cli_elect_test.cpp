@@ -1,7 +1,8 @@
 // tests/cli/cli_elect_test.cpp: `zklock elect` and `zklock leader` - the real binary against a
 // real ZooKeeper server: one participant runs its command while the other waits, and takes over
-// when it ends; `leader` names the leader and its value (66 for nobody); --again campaigns again;
-// `leader --watch` prints every change until it is stopped.
+// when it ends; `leader` names the leader, since when it leads, who it is and its value (66 for
+// nobody); --again campaigns again, also after a revocation; `leader --watch` prints every change
+// until it is stopped.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -39,11 +40,23 @@ TEST_F(CliElect, OneLeadsTheOtherTakesOverWhenItsCommandEnds) {
   Cli second = participant("second");
   ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout))
       << second.output();
-  CliResult shown = leader();
-  EXPECT_EQ(shown.exit_code, 0) << shown.output;
-  // The first in queue order (a listing comes in no particular order).
+  // The first in queue order (a listing comes in no particular order). Its stamp (since=) is
+  // written just after it took office: the line has it once that write has landed.
   const std::string node = path_ + "/" + queue_order(lock_children(session_, path_)).at(0);
-  EXPECT_NE(shown.output.find(node + " first\n"), std::string::npos) << shown.output;
+  CliResult shown;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        shown = leader();
+        return shown.output.find(" since=") != std::string::npos;
+      },
+      kEventTimeout))
+      << shown.output;
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find(node + " since=20"), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find(" host="), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find(" pid=" + std::to_string(first.pid()) + " "), std::string::npos)
+      << shown.output;
+  EXPECT_NE(shown.output.find(" value=\"first\"\n"), std::string::npos) << shown.output;
   EXPECT_NE(shown.output.find(" 0x"), std::string::npos) << shown.output;
   EXPECT_EQ(read_file(events_), "first\n");  // the second waits
 
@@ -51,7 +64,7 @@ TEST_F(CliElect, OneLeadsTheOtherTakesOverWhenItsCommandEnds) {
   EXPECT_EQ(first.wait(), 128 + SIGTERM) << first.output();
   ASSERT_TRUE(events_are("first\nsecond\n")) << second.output();
   shown = leader();
-  EXPECT_NE(shown.output.find(" second\n"), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find(" value=\"second\"\n"), std::string::npos) << shown.output;
   second.signal(SIGTERM);
   EXPECT_EQ(second.wait(), 128 + SIGTERM) << second.output();
   EXPECT_TRUE(lock_children(session_, path_).empty());
@@ -87,8 +100,8 @@ TEST_F(CliElect, LeaderWatchPrintsEveryChangeUntilStopped) {
     const std::string expected = e.term().to_string() + " " + "0x";
     ASSERT_TRUE(wait_until(
         [&] {
-          return watch.output().find(e.leadership()->node_path + " alpha beta\n") !=
-                 std::string::npos;
+          return watch.output().find(" value=\"alpha beta\"\n") != std::string::npos &&
+                 watch.output().find(e.leadership()->node_path) != std::string::npos;
         },
         kEventTimeout))
         << watch.output();
@@ -100,6 +113,42 @@ TEST_F(CliElect, LeaderWatchPrintsEveryChangeUntilStopped) {
       << watch.output();
   watch.signal(SIGTERM);
   EXPECT_EQ(watch.wait(), 0) << watch.output();
+}
+
+// A revocable leader (--on-revoke term) asked to let go: its command is stopped, the next
+// participant leads, and with --again it campaigns again, behind it.
+TEST_F(CliElect, ARevokedLeaderStopsItsCommandAndCampaignsAgain) {
+  Cli first(dir_,
+            cli_args("elect", server_.connect,
+                     {"--again", "--on-revoke", "term", "--value", "first", path_, "--", "sh", "-c",
+                      "echo first >> \"$EVENTS\"; exec sleep 1000"}),
+            {"EVENTS=" + events_});
+  ASSERT_TRUE(events_are("first\n")) << first.output();
+  Cli second = participant("second");
+  ASSERT_TRUE(wait_until([&] { return lock_children(session_, path_).size() == 2; }, kEventTimeout))
+      << second.output();
+  const std::string first_node = queue_order(lock_children(session_, path_)).at(0);
+  EXPECT_NE(session_.get(path_ + "/" + first_node)->data.find("\"revocable\":true"),
+            std::string::npos);
+
+  const CliResult asked = run_cli(dir_, cli_args("revoke", server_.connect, {path_}));
+  EXPECT_EQ(asked.exit_code, 0) << asked.output;
+  ASSERT_TRUE(events_are("first\nsecond\n")) << first.output() << second.output();
+  // Campaigned again: a new node of the first participant's, behind the second's.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto queue = queue_order(lock_children(session_, path_));
+        return queue.size() == 2 && queue.at(1) != first_node;
+      },
+      kEventTimeout))
+      << first.output();
+  EXPECT_NE(first.output().find("revocation"), std::string::npos) << first.output();
+  second.signal(SIGTERM);
+  EXPECT_EQ(second.wait(), 128 + SIGTERM) << second.output();
+  ASSERT_TRUE(events_are("first\nsecond\nfirst\n")) << first.output();
+  first.signal(SIGTERM);
+  first.wait();
+  EXPECT_TRUE(lock_children(session_, path_).empty());
 }
 
 }  // namespace

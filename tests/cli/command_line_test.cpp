@@ -64,6 +64,9 @@ TEST(CommandLineTest, ElectTakesExecsOptionsAValueAndAgain) {
   expect_usage_error({"elect", "--value", "a", "--description", "b", "/svc", "--", "run"},
                      "excludes");
   expect_usage_error({"exec", "--again", "/svc", "--", "run"}, "--again");
+  // One leader at a time: no read side, no write side of a read/write lock.
+  expect_usage_error({"elect", "--shared", "/svc", "--", "run"}, "--shared");
+  expect_usage_error({"elect", "--write", "/svc", "--", "run"}, "--write");
 }
 
 TEST(CommandLineTest, LeaderTakesThePathAndWatch) {

@@ -106,7 +106,7 @@ TEST_F(InteropTest, RevocationCrossesBetweenZklockAndCurator) {
   ASSERT_TRUE(wait_entered(1, *curator)) << curator->describe();
   const std::vector<std::string> held = lock_children(observer_, path_);
   ASSERT_EQ(held.size(), 1u);
-  EXPECT_TRUE(request_revocation(observer_, path_ + "/" + held[0]));
+  EXPECT_EQ(request_revocation(observer_, path_ + "/" + held[0]), RevocationRequest::kAsked);
   EXPECT_TRUE(curator->wait_printed("revocation requested")) << curator->describe();
   expect_exit(*curator, 0);
 

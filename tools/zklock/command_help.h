@@ -75,8 +75,9 @@ inline constexpr const char* kExecExamples =
 inline constexpr const char* kElectFooter =
     "Synopsis: zklock elect [OPTIONS] ELECTION_PATH -- COMMAND [ARGS...]\n"
     "\n"
-    "Leader election (zklock::Election): campaigns - queues on ELECTION_PATH, first come, first\n"
-    "served - and runs COMMAND while this participant leads, exactly as `zklock exec` runs it\n"
+    "Leader election (a zklock::Mutex whose holder leads, as zklock::Election): campaigns -\n"
+    "queues on ELECTION_PATH, first come, first served - and runs COMMAND while this\n"
+    "participant leads, exactly as `zklock exec` runs it\n"
     "under a lock: the same environment (ZKLOCK_FENCING_TOKEN is the term), signals forwarded,\n"
     "and on Lost the command is stopped (--on-lost) before anyone else can lead. --value is\n"
     "what `zklock leader` shows for this participant. When the command ends the leadership\n"
@@ -92,10 +93,13 @@ inline constexpr const char* kElectExamples =
     "  zklock elect --revocable /services/reindexer -- ./reindex --all\n";
 
 inline constexpr const char* kLeaderFooter =
-    "Prints one line: TERM SESSION_ID NODE_PATH VALUE - the leader's term (its fencing token),\n"
-    "its ZooKeeper session (hex), its node and its value (which may contain spaces) - or, when\n"
-    "nobody leads, a message on stderr and exit 66. With --watch: that line for the leader now\n"
-    "and again at each change of leader or value (\"none\" while nobody leads), flushed, until\n"
+    "Prints one line: TERM SESSION_ID NODE_PATH [since=UTC_TIME] [host=HOST pid=PID]\n"
+    "value=\"VALUE\" - the leader's term (its fencing token), its ZooKeeper session (hex), its\n"
+    "node, since when it leads (its own clock) and who it is (as a zklock leader's node says),\n"
+    "and its value as a JSON string - or, when nobody leads, a message on stderr and exit 66.\n"
+    "With --watch: that line for the leader now and again at each change of leader or of what\n"
+    "its node says (a new zklock leader shows again once it has stamped since=) (\"none\" while\n"
+    "nobody leads), flushed, until\n"
     "SIGINT, SIGTERM or SIGHUP (exit 0); a change after which a leader may have come and gone\n"
     "unseen is noted on stderr.\n"
     "\n";

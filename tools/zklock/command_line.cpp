@@ -246,6 +246,10 @@ CLI::App* add_elect_command(CLI::App& app, ExecOptions& exec, CommonOptions& com
       {"elect", "Campaign for leadership of the path, run COMMAND while leading, stop it on Lost",
        kElectFooter, kElectExamples, &exec.path, &common, &lock},
       exec);
+  // A leader is one participant: the read side of a read/write lock would let several lead at
+  // once, so an election takes only the exclusive lock.
+  command->remove_option(command->get_option("--shared"));
+  command->remove_option(command->get_option("--write"));
   auto* value = command
                     ->add_option("--value", lock.description,
                                  "this participant's value, stored in its node: what `zklock "

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <ctime>
 #include <utility>
 
 namespace zklock::cli {
@@ -53,6 +55,9 @@ Identity identity_of(const std::string& data) {
   if (auto it = parsed.find("revocable"); it != parsed.end() && it->is_boolean()) {
     identity.revocable = *it;
   }
+  if (auto it = parsed.find("held_since"); it != parsed.end() && it->is_number_integer()) {
+    identity.held_since = *it;
+  }
   if (auto it = parsed.find("description"); it != parsed.end() && it->is_string()) {
     identity.description = *it;
   }
@@ -61,6 +66,18 @@ Identity identity_of(const std::string& data) {
 
 std::string quoted(const std::string& text) {
   return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string utc_time(std::chrono::system_clock::time_point at) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch());
+  const std::time_t seconds = std::chrono::duration_cast<std::chrono::seconds>(ms).count();
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  std::array<char, 32> text{};
+  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%S", &utc);
+  std::array<char, 8> millis{};
+  std::snprintf(millis.data(), millis.size(), ".%03dZ", static_cast<int>(ms.count() % 1000));
+  return std::string(text.data()) + millis.data();
 }
 
 }  // namespace zklock::cli

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "contender_view.h"
 #include "exit_codes.h"
 #include "wakeup.h"
 
@@ -11,8 +12,12 @@ namespace zklock::cli {
 
 std::string leader_line(const std::optional<Leader>& leader) {
   if (!leader) return "none";
-  return leader->term.to_string() + " " + session_id_hex(leader->session_id) + " " +
-         leader->node_path + " " + leader->value;
+  std::string line =
+      leader->term.to_string() + " " + session_id_hex(leader->session_id) + " " + leader->node_path;
+  if (leader->since) line += " since=" + utc_time(*leader->since);
+  if (!leader->host.empty()) line += " host=" + leader->host;
+  if (leader->pid != 0) line += " pid=" + std::to_string(leader->pid);
+  return line + " value=" + quoted(leader->value);
 }
 
 int run_leader(const LeaderOptions& leader, const CommonOptions& common, const Console& console) {

@@ -1,10 +1,10 @@
 // `zklock leader [options] [--watch] ELECTION_PATH`: who leads an election (zklock::Election,
 // `zklock elect`, Curator's LeaderSelector, kazoo's Election): one line
-//   TERM SESSION_ID NODE_PATH VALUE
-// (the leader's term token, its ZooKeeper session in hex, its node and its value, which may
-// contain spaces), or with --watch that line for the leader now and for every change after it
-// ("none" while nobody leads), until SIGINT, SIGTERM or SIGHUP. Its options and its --help text
-// are command_line.cpp's.
+//   TERM SESSION_ID NODE_PATH [since=UTC_TIME] [host=HOST pid=PID] value="VALUE"
+// (the leader's term token, its ZooKeeper session in hex, its node; since when it leads, by its
+// own clock, and who it is, as a zklock leader's node says; its value as a JSON string), or with
+// --watch that line for the leader now and for every change after it ("none" while nobody
+// leads), until SIGINT, SIGTERM or SIGHUP. Its options and its --help text are command_line.cpp's.
 #pragma once
 
 #include <optional>

@@ -20,6 +20,9 @@ MutexOptions cli_mutex_options(const std::string& path, const LockOptions& lock,
   MutexOptions options;
   options.description = lock.description;
   options.lock_delay = lock.lock_delay;
+  // `zklock status` and `zklock leader` show since when a CLI holder holds the lock: one write
+  // after it is held, nothing for a process that runs a command.
+  options.stamp_held_since = true;
   options.on_state_change = [&state_changed](LockState, const Acquisition&) {
     state_changed.notify();
   };

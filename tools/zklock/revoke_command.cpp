@@ -65,19 +65,20 @@ int run_revoke(const RevokeOptions& revoke, const CommonOptions& common, const C
   }
   int code = exit_code::kOk;
   for (const Contender& c : asked) {
-    const Identity identity = identity_of(c.data);
-    if (identity.ours && identity.revocable == false) {
-      console.error(c.name +
-                    ": its holder does not accept revocation (a zklock holder started "
-                    "without --revocable); not asked");
-      code = exit_code::kNoPermission;
-      continue;
+    switch (request_revocation(*session, nodes_path + "/" + c.name)) {
+      case RevocationRequest::kAsked:
+        std::cout << "asked " << c.name << " to let go" << std::endl;
+        break;
+      case RevocationRequest::kGone:
+        console.error(c.name + ": gone before it could be asked");
+        break;
+      case RevocationRequest::kNotRevocable:
+        console.error(c.name +
+                      ": its holder does not accept revocation (a zklock holder started "
+                      "without --revocable); not asked");
+        code = exit_code::kNoPermission;
+        break;
     }
-    if (!request_revocation(*session, nodes_path + "/" + c.name)) {
-      console.error(c.name + ": gone before it could be asked");
-      continue;
-    }
-    std::cout << "asked " << c.name << " to let go" << std::endl;
   }
   return code;
 }

@@ -31,6 +31,7 @@ void print_json(const std::string& path, const std::vector<Contender>& contender
         {"holder", static_cast<bool>(holding[i])},
         {"host", identity.host},
         {"pid", identity.pid},
+        {"held_since", identity.held_since},
         {"description", identity.description},
         {"data", c.data},
     });
@@ -59,6 +60,11 @@ void print_text(const std::string& path, const std::vector<Contender>& contender
     if (identity.ours) {
       if (identity.host.is_string()) std::cout << " host=" << identity.host.get<std::string>();
       if (!identity.pid.is_null()) std::cout << " pid=" << identity.pid.dump();
+      if (!identity.held_since.is_null()) {
+        std::cout << " held_since="
+                  << utc_time(std::chrono::system_clock::time_point(
+                         std::chrono::milliseconds(identity.held_since.get<std::int64_t>())));
+      }
       if (identity.description.is_string()) {
         std::cout << " description=" << quoted(identity.description.get<std::string>());
       }
