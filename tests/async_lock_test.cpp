@@ -42,23 +42,25 @@ void expect_clean(Session& observer, int port, const std::string& path) {
       << watches_under(port, path).size() << " watches left";
 }
 
+// A thousand requests of one Mutex on one session, with the default test session timeout: they
+// queue with a few shared listings (not one each), are handed the lock down the queue on deletion
+// events alone (no listing per wake), in FIFO order, with no thread each - and the session, whose
+// one connection and completion thread carry all of it, stays Connected throughout.
 TEST(AsyncLockTest, ThousandWaitersOnOneSessionAndNoExtraThreadDrainInFifoOrder) {
   auto server = shared_server();
   const std::string path = unique_path("thousand");
-  // One session carries all the contenders: every create and listing (O(N^2) names in all)
-  // shares its one pipe and its one completion thread, and the heartbeats' answers queue behind
-  // them. A generous session timeout keeps this test about order and threads. Under
-  // ThreadSanitizer (every access of ours instrumented) 1000 contenders keep the completion
-  // thread busy past any sensible timeout, so it races 200 - the same code paths.
-  Session s(options_for(server.connect, 30000ms));
+  auto scripted = scripted_session(options_for(server.connect), nullptr);
+  Session& s = *scripted.session;
+  std::atomic<int> suspended_or_lost{0};
+  s.add_listener([&](const SessionEvent& e) {
+    if (e.state == SessionState::kSuspended || e.state == SessionState::kLost) ++suspended_or_lost;
+  });
+  Session observer(options_for(server.connect));  // counts the queue, made before the threads
   Mutex m(s, path);
   m.lock();  // the first holder: everyone else queues behind it
-#if defined(__SANITIZE_THREAD__)
-  constexpr int kWaiters = 200;
-#else
   constexpr int kWaiters = 1000;
-#endif
   const std::int64_t threads_before = proc_status("Threads:");
+  const int listings_before = scripted.hook->count(Operation::kGetChildren);
   std::mutex order_mutex;
   std::vector<int> order;
   std::atomic<int> failures{0};
@@ -73,8 +75,14 @@ TEST(AsyncLockTest, ThousandWaitersOnOneSessionAndNoExtraThreadDrainInFifoOrder)
       hold.unlock();  // the next one's turn (released on the event thread: any thread may)
     });
   }
-  ASSERT_TRUE(wait_until([&] { return lock_children(s, path).size() == kWaiters + 1; }, 60s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto node = observer.get(path);
+        return node && node->stat.num_children == kWaiters + 1;
+      },
+      60s));
   EXPECT_EQ(proc_status("Threads:"), threads_before) << "waiting requests must not cost threads";
+  const int listings_to_queue = scripted.hook->count(Operation::kGetChildren) - listings_before;
   m.unlock();
   ASSERT_TRUE(wait_until(
       [&] {
@@ -86,6 +94,12 @@ TEST(AsyncLockTest, ThousandWaitersOnOneSessionAndNoExtraThreadDrainInFifoOrder)
   std::vector<int> expected(kWaiters);
   for (int i = 0; i < kWaiters; ++i) expected[i] = i;
   EXPECT_EQ(order, expected) << "not served in the order they queued";
+  // A listing each would be a thousand to queue and a thousand more to drain (N^2/2 names).
+  EXPECT_LT(listings_to_queue, kWaiters / 10) << "the requests did not share their listings";
+  const int listings_in_all = scripted.hook->count(Operation::kGetChildren) - listings_before;
+  EXPECT_LT(listings_in_all - listings_to_queue, kWaiters / 10)
+      << "the waiters listed the queue as it drained";
+  EXPECT_EQ(suspended_or_lost.load(), 0) << "the session's heartbeats came late";
   expect_clean(s, server.port, path);
 }
 

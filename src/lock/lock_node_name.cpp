@@ -60,6 +60,14 @@ bool sequence_order_reliable(const std::vector<ListedContender>& queue) noexcept
   });
 }
 
+std::vector<ListedContender>::const_iterator find_in_sorted(
+    const std::vector<ListedContender>& sorted, std::int32_t sequence, const std::string& name) {
+  const auto it = std::lower_bound(
+      sorted.begin(), sorted.end(), sequence,
+      [](const ListedContender& c, std::int32_t s) { return c.parsed.sequence < s; });
+  return it != sorted.end() && it->name == name ? it : sorted.end();
+}
+
 std::int32_t lease_sequence(std::string_view name) noexcept {
   const auto at = name.rfind(kLeaseMarker);
   if (at == std::string_view::npos) return 0;

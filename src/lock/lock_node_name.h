@@ -42,6 +42,10 @@ std::vector<ListedContender> parse_listing(std::vector<std::string> children);
 void sort_by_sequence(std::vector<ListedContender>& queue);
 /// False when a sequence lies near either end of the signed range (sequence_order_reliable()).
 bool sequence_order_reliable(const std::vector<ListedContender>& queue) noexcept;
+/// Returns: the contender of `sorted` (sort_by_sequence, sequences reliable) with `sequence` and
+/// `name`, found in O(log n); sorted.end() if there is none.
+std::vector<ListedContender>::const_iterator find_in_sorted(
+    const std::vector<ListedContender>& sorted, std::int32_t sequence, const std::string& name);
 
 /// The marker of a Semaphore's lease nodes (Curator's InterProcessSemaphoreV2): "_c_<uuid>-lease-".
 inline constexpr std::string_view kLeaseMarker = "-lease-";

@@ -111,7 +111,7 @@ void MutexCore::settle_async_locked(const AttemptPtr& a, Errc code) {
           }
         });
   }
-  report_async_states_locked();  // its first report: Held
+  report_async_state_locked(a);  // its first report: Held (only its own: O(1), not O(attempts))
   cv_.notify_all();
 }
 
@@ -145,21 +145,22 @@ void MutexCore::end_all_async_locked() {
 }
 
 void MutexCore::report_async_states_locked() {
-  for (const auto& a : attempts_) {
-    if (!a->async || !a->async->settled || a->async->released ||
-        a->phase != Attempt::Phase::kHeld) {
-      continue;
-    }
-    Attempt::Async& async = *a->async;
-    const LockState now = attempt_state_locked(a);
-    if (now == LockState::kLost) end_hold_locked(a);
-    if (now == async.reported_state) continue;
-    const LockState before = async.reported_state;
-    async.reported_state = now;
-    if (!options_.on_state_change || before == LockState::kLost) continue;
-    post_callback_locked([callback = options_.on_state_change, now,
-                          acquisition = *async.acquisition] { callback(now, acquisition); });
+  for (const auto& a : attempts_) report_async_state_locked(a);
+}
+
+void MutexCore::report_async_state_locked(const AttemptPtr& a) {
+  if (!a->async || !a->async->settled || a->async->released || a->phase != Attempt::Phase::kHeld) {
+    return;
   }
+  Attempt::Async& async = *a->async;
+  const LockState now = attempt_state_locked(a);
+  if (now == LockState::kLost) end_hold_locked(a);
+  if (now == async.reported_state) return;
+  const LockState before = async.reported_state;
+  async.reported_state = now;
+  if (!options_.on_state_change || before == LockState::kLost) return;
+  post_callback_locked([callback = options_.on_state_change, now,
+                        acquisition = *async.acquisition] { callback(now, acquisition); });
 }
 
 void MutexCore::cancel_request(const std::shared_ptr<void>& attempt) noexcept {

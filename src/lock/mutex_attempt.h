@@ -66,6 +66,12 @@ struct MutexCore::Attempt {
   bool self_deleted = false;
   bool retry_pending = false;
   bool revocation_pending = false;  // asked to let go before it held (revocation.cpp)
+  // queue_walk.cpp: its create's listing is asked for once the create is answered (another
+  // create was in flight: it shares a listing); it waits behind a node the QueueView chose, and
+  // walks the view when that node goes.
+  bool listing_deferred = false;
+  bool walks_view = false;
+  std::int32_t pred_sequence = 0;
   // The figures' marks (mutex_figures.cpp) in one byte, which fits beside the flags above (a
   // held lock costs no more for them): it waited behind someone; its queue length is counted; a
   // hold began whose end is not counted yet (timed from its Acquisition's acquired_at).

@@ -73,6 +73,7 @@ void MutexCore::on_deleted(const AttemptPtr& a, unsigned step, OpResult&& r) {
 
 void MutexCore::deleted_locked(const AttemptPtr& a, Errc rc) {
   if (rc == Errc::ok || rc == Errc::no_node) {
+    if (a->generation == view_.generation()) view_.erase(a->sequence);  // a fact for the waiters
     finish_cleanup_locked(a);
     return;
   }
@@ -86,6 +87,7 @@ void MutexCore::deleted_locked(const AttemptPtr& a, Errc rc) {
       orphans_generation_ = a->generation;
     }
     orphans_.insert(node_name_of(a->node_path));
+    if (a->generation == view_.generation()) view_.erase(a->sequence);  // in nobody's way
   }
   if (options_.on_release_error) {
     post_callback_locked([callback = options_.on_release_error, node = a->node_path,

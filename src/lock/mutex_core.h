@@ -37,6 +37,7 @@
 
 #include "lock/callback_gate.h"
 #include "lock/lock_node_name.h"
+#include "lock/queue_view.h"
 #include "session/session_core.h"
 #include "zklock/acquisition.h"
 #include "zklock/contender.h"
@@ -191,10 +192,32 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void rearm_self_watch_locked(const AttemptPtr& a);
   bool still_held_locked(const AttemptPtr& a) const;
 
-  void on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& r);
+  void on_created(const AttemptPtr& a, unsigned create_seq, std::uint64_t epoch, bool counted,
+                  OpResult&& r);
   void on_listed(const AttemptPtr& a, unsigned step, OpResult&& r);
   void order_by_czxid_locked(const AttemptPtr& a, std::vector<ListedContender> listed);
-  void evaluate_locked(const AttemptPtr& a, std::vector<ListedContender> queue);
+  /// Where `a` stands in `queue` (sorted by sequence when `by_sequence`, else in creation
+  /// order): first - it holds; or behind someone - it watches them.
+  void evaluate_locked(const AttemptPtr& a, const std::vector<ListedContender>& queue,
+                       bool by_sequence);
+
+  // Waiters sharing listings and walking the QueueView (queue_walk.cpp), with mutex_ held. Only
+  // for a Mutex without a lock-delay (walks_queue()): a SharedMutex's readers and a lock-delay's
+  // marks keep a listing per step.
+  bool walks_queue() const noexcept { return !read_write_ && !lock_delay_on(); }
+  /// A listing for `a` at `step`: the one in flight if it was sent after `a`'s create was
+  /// answered, else a new one.
+  void join_or_send_listing_locked(const AttemptPtr& a, unsigned step, ClientConnection& c);
+  void send_shared_listing_locked(const AttemptPtr& a, unsigned step, ClientConnection& c);
+  struct SharedListing;
+  void on_shared_listing(const std::shared_ptr<SharedListing>& listing, OpResult&& r);
+  /// `a`'s predecessor is gone (and forgotten by the view): wait behind the next one the view
+  /// knows, or - none left - hold once our own node is known to be there.
+  void walk_on_locked(const AttemptPtr& a);
+  void first_in_line_locked(const AttemptPtr& a);
+  /// `a` now holds: the attempt of ours waiting right behind it (if any) learns that its
+  /// predecessor is first, and watches its own node, so that it holds as soon as `a` is deleted.
+  void prepare_successor_locked(const AttemptPtr& a);
   void on_recovery_listing(const AttemptPtr& a, unsigned step, OpResult&& r);
   void on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r);
   void on_self_read(const AttemptPtr& a, unsigned step, std::uint64_t epoch, OpResult&& r);
@@ -269,6 +292,7 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   void end_async_locked(const AttemptPtr& a, Errc code);
   void end_all_async_locked();
   void report_async_states_locked();
+  void report_async_state_locked(const AttemptPtr& a);
 
   const std::shared_ptr<SessionCore> session_;
   const std::string path_;
@@ -291,7 +315,9 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   std::thread::id owner_;
   LockState reported_state_ = LockState::kNotHeld;
   // Threads of this process sharing this Mutex take turns locally first (FIFO tickets).
-  std::deque<std::uint64_t> local_queue_;
+  // A vector, not a deque: libstdc++'s deque allocates ~600 bytes as it is made, for every Mutex
+  // (a hundred thousand held locks: 60 MB); the threads queueing here are few.
+  std::vector<std::uint64_t> local_queue_;
   std::uint64_t next_ticket_ = 0;
   bool busy_ = false;  // an attempt is in progress or the lock is held
   std::uint64_t cancel_epoch_ = 0;
@@ -301,6 +327,13 @@ class MutexCore final : public SessionObserver, public std::enable_shared_from_t
   // attempts do not queue behind them; they go with the session.
   unsigned orphans_generation_ = 0;
   std::set<std::string> orphans_;
+  // What the waiters know of the queue, and the listing in flight they may share
+  // (queue_walk.cpp). Creates in flight on the connection of epoch `creates_epoch_`: while one
+  // is, a new create does not pipeline a listing of its own but shares one once answered.
+  QueueView view_;
+  std::shared_ptr<SharedListing> listing_in_flight_;
+  std::uint64_t creates_epoch_ = 0;
+  unsigned creates_in_flight_ = 0;
 };
 
 /// Mutex::commit_fenced and SharedMutex::commit_fenced: `writes` in one multi with a check that

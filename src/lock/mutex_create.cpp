@@ -33,15 +33,35 @@ void MutexCore::start_create_locked(const AttemptPtr& a) {
   a->self_watch = 0;
   a->self_watch_epoch = 0;
   a->self_deleted = false;
+  a->walks_view = false;
   const unsigned step = a->step;
   if (lock_delay_on()) prepare_lock_delay_locked(a, *c, step);
   auto self = shared_from_this();
+  // While another create of ours is in flight (many requests queueing at once), this one does
+  // not pipeline a listing of its own: once answered it shares one with the others
+  // (queue_walk.cpp) - a queue of n built with a few listings, not n of them.
+  const bool counted = walks_queue();
+  const std::uint64_t epoch = c->epoch();
+  if (counted && creates_epoch_ != epoch) {
+    creates_epoch_ = epoch;
+    creates_in_flight_ = 0;  // the creates of an earlier connection have failed or will
+  }
+  a->listing_deferred = counted && creates_in_flight_ > 0;
+  if (counted) ++creates_in_flight_;
   // Curator's protected name, so Curator contenders queue with us on one path.
   c->create(path_ + "/" + lock_node_prefix(a->uuid, a->kind, latch_names_), node_data_,
             NodeMode::kEphemeralSequential, session_->node_acl(),
-            [self, a, step](OpResult&& r) { self->on_created(a, step, std::move(r)); });
+            [self, a, step, epoch, counted](OpResult&& r) {
+              self->on_created(a, step, epoch, counted, std::move(r));
+            });
+  if (a->listing_deferred) return;
   // Pipelined: the server answers one session's requests in order, so this listing sees the create.
-  c->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
+  if (counted) {
+    send_shared_listing_locked(a, step, *c);
+  } else {
+    c->get_children(path_,
+                    [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
+  }
 }
 
 // The lock path (or one of its ancestors) is missing. Only what is missing is created: ZooKeeper
@@ -127,10 +147,13 @@ void MutexCore::create_missing_parents_locked(const AttemptPtr& a,
   }
 }
 
-void MutexCore::on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& r) {
+void MutexCore::on_created(const AttemptPtr& a, unsigned create_seq, std::uint64_t epoch,
+                           bool counted, OpResult&& r) {
   std::lock_guard lock(mutex_);
+  if (counted && epoch == creates_epoch_ && creates_in_flight_ > 0) --creates_in_flight_;
   if (a->create_seq != create_seq || !a->create_in_flight) return;
   a->create_in_flight = false;
+  const bool listing_deferred = std::exchange(a->listing_deferred, false);
   if (a->phase == Attempt::Phase::kCleaning) {
     if (r.rc == Errc::ok) {
       a->node_path = r.value;
@@ -150,6 +173,10 @@ void MutexCore::on_created(const AttemptPtr& a, unsigned create_seq, OpResult&& 
       a->czxid = r.stat.czxid;
       a->session_id = r.stat.ephemeral_owner;
       if (auto parsed = parse_contender_name(a->node_name)) a->sequence = parsed->sequence;
+      if (listing_deferred) {
+        list_locked(a);  // a listing in flight now was sent after this create: shared
+        return;
+      }
       a->phase = Attempt::Phase::kListing;  // the pipelined listing comes next
       return;
     case Errc::no_node:

@@ -28,6 +28,10 @@ void MutexCore::list_locked(const AttemptPtr& a) {
   }
   a->phase = Attempt::Phase::kListing;
   const unsigned step = ++a->step;
+  if (walks_queue()) {
+    join_or_send_listing_locked(a, step, *c);  // queue_walk.cpp
+    return;
+  }
   read_mark_with_listing_locked(a, *c, step);  // with a lock-delay, after a wait behind someone
   auto self = shared_from_this();
   c->get_children(path_, [self, a, step](OpResult&& r) { self->on_listed(a, step, std::move(r)); });
@@ -72,7 +76,7 @@ void MutexCore::on_listed(const AttemptPtr& a, unsigned step, OpResult&& r) {
     return;
   }
   sort_by_sequence(queue);
-  evaluate_locked(a, std::move(queue));
+  evaluate_locked(a, queue, /*by_sequence=*/true);
 }
 
 void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<ListedContender> listed) {
@@ -119,14 +123,17 @@ void MutexCore::order_by_czxid_locked(const AttemptPtr& a, std::vector<ListedCon
       std::vector<ListedContender> queue;
       queue.reserve(gathered->by_czxid.size());
       for (auto& entry : gathered->by_czxid) queue.push_back(std::move(entry.second));
-      self->evaluate_locked(a, std::move(queue));
+      self->evaluate_locked(a, queue, /*by_sequence=*/false);
     });
   }
 }
 
-void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<ListedContender> queue) {
-  const auto it = std::find_if(queue.begin(), queue.end(),
-                               [&](const ListedContender& c) { return c.name == a->node_name; });
+void MutexCore::evaluate_locked(const AttemptPtr& a, const std::vector<ListedContender>& queue,
+                                bool by_sequence) {
+  // By sequence in O(log n): one listing may serve thousands of waiters (queue_walk.cpp).
+  const auto it = by_sequence ? find_in_sorted(queue, a->sequence, a->node_name)
+                              : std::find_if(queue.begin(), queue.end(),
+                                             [&](const auto& c) { return c.name == a->node_name; });
   if (it == queue.end()) {
     vanished_locked(a);
     return;
@@ -165,6 +172,10 @@ void MutexCore::evaluate_locked(const AttemptPtr& a, std::vector<ListedContender
   }
   a->mark(Attempt::kContended);
   a->pred_path = path_ + "/" + queue[ahead - 1].name;
+  a->pred_sequence = queue[ahead - 1].parsed.sequence;
+  // When it goes, the QueueView (merged from this listing by the caller) tells whom next.
+  a->walks_view = by_sequence && walks_queue() && view_.generation() == a->generation;
+  if (a->walks_view) view_.claim(a->sequence, a);  // for the attempt ahead (prepare_successor)
   waiting_behind_locked(a, queue[ahead - 1].name);
   // When a first-in-line node we wait behind goes, nothing excluding us is ahead any more.
   a->pred_was_first = ahead == 1;
@@ -209,12 +220,16 @@ void MutexCore::on_pred_read(const AttemptPtr& a, unsigned step, OpResult&& r) {
   if (r.rc == Errc::ok) return;  // watching; the event will come
   a->pred_watch = 0;
   if (r.rc == Errc::no_node) {
+    if (a->walks_view) view_.erase(a->pred_sequence);
     if (a->pred_was_first && a->awaiting_self_read) {
       a->pred_gone = true;  // decided when our own read answers
     } else if (a->pred_was_first && a->self_watch_epoch != 0 && !a->self_deleted) {
       acquired_locked(a);
     } else {
-      list_locked(a);  // gone before we could watch it: look again at once
+      // Gone before we could watch it: look again at once. (Not a walk of the view: the view may
+      // hold more nodes that went unseen - other sessions' - and a listing forgets them all in
+      // one round trip, where the walk would spend one on each.)
+      list_locked(a);
     }
     return;
   }
@@ -294,9 +309,18 @@ void MutexCore::on_pred_event(const AttemptPtr& a, unsigned step, WatchEventType
   // deletion may come after the predecessor's.
   const bool self_watch_current =
       c && a->self_watch != 0 && a->self_watch_epoch != 0 && a->self_watch_epoch == c->epoch();
+  if (type == WatchEventType::kDeleted && a->walks_view) view_.erase(a->pred_sequence);
   if (type == WatchEventType::kDeleted && a->pred_was_first && self_watch_current &&
       !a->self_deleted) {
     acquired_locked(a);
+    return;
+  }
+  if (a->walks_view && type == WatchEventType::kDeleted) {
+    walk_on_locked(a);  // queue_walk.cpp: whom next, from what the view knows
+    return;
+  }
+  if (a->walks_view && type == WatchEventType::kChanged) {
+    watch_locked(a);  // its data changed (a stamp, a revocation request): it is still there
     return;
   }
   list_locked(a);  // a notification never means "you are first" on its own
@@ -373,6 +397,7 @@ void MutexCore::acquired_locked(const AttemptPtr& a) {
   if (held_back_by_lock_delay_locked(a)) return;
   a->phase = Attempt::Phase::kHeld;
   a->result = Attempt::Result::kAcquired;
+  if (walks_queue()) prepare_successor_locked(a);  // queue_walk.cpp
   begin_hold_locked(a);
   if (options_.stamp_held_since) stamp_held_since_locked(a);
   if (a->async) settle_async_locked(a, Errc::ok);
