@@ -128,8 +128,9 @@ TEST(ElectionTest, OneLeadsTheNextTakesOverOnResign) {
   EXPECT_EQ(now->value, "beta");
   EXPECT_EQ(now->term, leadership.fencing_token());
 
+  // unlock() sends the delete without waiting for it; another session's read may come first.
   leadership.unlock();
-  EXPECT_FALSE(a.leader().has_value());
+  EXPECT_TRUE(wait_until([&] { return !a.leader().has_value(); }, 10s)) << "nobody should lead";
   EXPECT_THROW((void)a.term(), Error);
 }
 
@@ -391,13 +392,15 @@ TEST(ElectionTest, OnStateChangeHearsTheTermBeginAndItsLoss) {
         return states.size() >= 2;
       },
       10s));
-  // Held, then Lost - Suspended in between when the expiry's disconnect is seen first.
+  // Held, then Lost, last - in between, Suspended and Held again as the connection drops and
+  // comes back before the expiry is known.
   std::lock_guard lock(mutex);
   ASSERT_GE(states.size(), 2u);
   EXPECT_EQ(states.front(), LockState::kHeld);
   EXPECT_EQ(states.back(), LockState::kLost);
   for (std::size_t i = 1; i + 1 < states.size(); ++i) {
-    EXPECT_EQ(states[i], LockState::kSuspended) << "state " << i;
+    EXPECT_TRUE(states[i] == LockState::kSuspended || states[i] == LockState::kHeld)
+        << "state " << i << ": " << to_string(states[i]);
   }
 }
 
