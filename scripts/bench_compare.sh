@@ -11,6 +11,10 @@
 #   queue        N waiters queued behind a held lock, then drained  zklock, N in QUEUE_SIZES
 #                (QUEUE_ROUNDS times per run with the same sessions; the run reports the median)
 #   many         one session holds MANY distinct locks              zklock
+#   drain        N asynchronous waiters of one Mutex on ONE session  zklock, N in DRAIN_SIZES;
+#                queue behind a hold and drain (time, CPU per waiter) curator and kazoo (N threads
+#                                                                     of one client), N in
+#                                                                     DRAIN_PEER_SIZES
 #
 # Every (impl, workload) runs REPS times, interleaved; the tables give medians. Around each run the
 # server's mntr is read, so every impl gets the same server-side figures: packets received, watch
@@ -23,7 +27,8 @@
 # programs are in tools/bench/peers/.
 #
 # Environment: REPS (3), ITERS_U (2000), CLIENTS (16), ITERS_C (60), QUEUE_SIZES ("16 64 256"),
-#   QUEUE_ROUNDS (5), MANY (1000), WORKLOADS ("uncontended contended queue many"), SYNC_MODES ("yes": the server's forceSync; "yes no" runs
+#   QUEUE_ROUNDS (5), MANY (1000), DRAIN_SIZES ("16 100 1000 10000"), DRAIN_PEER_SIZES
+#   ("16 100 1000"), WORKLOADS ("uncontended contended queue many drain"), SYNC_MODES ("yes": the server's forceSync; "yes no" runs
 #   everything twice), FORCESYNC (alias for a single SYNC_MODES value), RESULTS (JSON-lines output
 #   file; default in a fresh temporary directory, kept), ZK_CLASSPATH (server classpath),
 #   JAVA_DIR (/usr/share/java).
@@ -153,8 +158,8 @@ if errors:
 for sync in dict.fromkeys(r["forcesync"] for r in rows):
     reps = max(r["rep"] for r in rows if r["forcesync"] == sync)
     print(f"\n### forceSync={sync}: medians of {reps} runs\n")
-    print("| impl | workload | ops/s | acquire p50 µs | acquire p99 µs | handoff p50 µs | server packets/acq | watch notifications/acq | fsyncs/acq | overlaps |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| impl | workload | ops/s | acquire p50 µs | acquire p99 µs | handoff p50 µs | client CPU µs/acq | server packets/acq | watch notifications/acq | fsyncs/acq | overlaps |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for mode in ("uncontended", "contended"):
         for impl in ("raw-ops", "raw-pipelined", "curator", "kazoo", "zklock"):
             rs = sel(sync, impl, mode)
@@ -163,6 +168,7 @@ for sync in dict.fromkeys(r["forcesync"] for r in rows):
             wl = f"{mode}, {c}×{k}" if mode == "contended" else f"{mode}, {k}"
             print(f"| {impl} | {wl} | {fmt(med(r['ops_per_s'] for r in rs))} | {fmt(med(r['p50_us'] for r in rs))} "
                   f"| {fmt(med(r['p99_us'] for r in rs))} | {fmt(med(r.get('handoff_p50_us') for r in rs))} "
+                  f"| {fmt(med(r.get('cpu_us_per_acq') for r in rs))} "
                   f"| {fmt(med(r['server_packets_per_acq'] for r in rs), 2)} | {fmt(med(r['server_notifications_per_acq'] for r in rs), 2)} "
                   f"| {fmt(med(r['server_fsyncs_per_acq'] for r in rs), 2)} | {max(r['overlaps'] for r in rs)} |")
     # A zklock-only table: a row per client count measured in `mode`, row(n, rs) its cells.
@@ -188,10 +194,40 @@ for sync in dict.fromkeys(r["forcesync"] for r in rows):
                       queue_row)
     zklock_table("many", "zklock, many locks held by one session:",
                  ["locks", "acquisitions/s", "acquire p50 µs", "heap bytes/held lock", "RSS bytes/held lock",
-                  "held at end", "server requests/acq"],
+                  "held at end", "server requests/acq", "unlock µs/lock", "server data bytes/lock"],
                  lambda m, rs: [m, fmt(med(r['acquisitions_per_s'] for r in rs)), fmt(med(r['p50_us'] for r in rs)),
                                 fmt(med(r['bytes_per_lock'] for r in rs)), fmt(med(r['rss_bytes_per_lock'] for r in rs)),
-                                min(r['held'] for r in rs), fmt(med(r.get('server_requests_per_acq') for r in rs), 2)])
+                                min(r['held'] for r in rs), fmt(med(r.get('server_requests_per_acq') for r in rs), 2),
+                                fmt(med(r.get('unlock_us_per_lock') for r in rs), 1),
+                                fmt(med(r.get('server_data_bytes_per_lock') for r in rs), 1)])
+    # The checkpoints of the largest many run: is the rate flat as the number held grows?
+    many_runs = sel(sync, "zklock", "many")
+    marks = sorted({int(k.rsplit("_", 1)[1]) for r in many_runs for k in r if k.startswith("acquisitions_per_s_at_")})
+    if marks:
+        print("\nzklock, many: at each number held, the rate of the last 1,000 acquisitions and the heap per held lock:\n")
+        print("| held | acquisitions/s | heap bytes/held lock |")
+        print("|---:|---:|---:|")
+        for m in marks:
+            rs = [r for r in many_runs if f"acquisitions_per_s_at_{m}" in r]
+            print(f"| {m:,} | {fmt(med(r[f'acquisitions_per_s_at_{m}'] for r in rs))} | {fmt(med(r[f'bytes_per_lock_at_{m}'] for r in rs))} |")
+
+    # The drain: one row per (impl, waiters).
+    drains = sorted({(r["impl"], r["clients"]) for r in rows
+                     if r["forcesync"] == sync and r["mode"] == "drain" and "error" not in r},
+                    key=lambda x: (("zklock", "curator", "kazoo").index(x[0]) if x[0] in ("zklock", "curator", "kazoo") else 9, x[1]))
+    if drains:
+        print("\nDrain (N waiters of one lock on ONE session - zklock: asynchronous requests of one Mutex; "
+              "Curator, kazoo: a thread each, one client - queue behind a hold, then drain):\n")
+        print("| impl | waiters | queue build s | drain s | drain µs/waiter | client CPU µs/waiter (drain) | CPU µs/waiter (build) | Suspended | Lost | server packets/acq | overlaps |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for impl, n in drains:
+            rs = sel(sync, impl, "drain", n)
+            print(f"| {impl} | {n:,} | {fmt(med(r.get('queue_build_seconds') for r in rs), 2)} | {fmt(med(r.get('drain_seconds') for r in rs), 3)} "
+                  f"| {fmt(med(r.get('drain_us_per_waiter') for r in rs))} | {fmt(med(r.get('cpu_us_per_waiter_drain') for r in rs))} "
+                  f"| {fmt(med(r.get('cpu_us_per_waiter_build') for r in rs))} "
+                  f"| {max((r.get('suspended', 0) for r in rs), default='-') if impl == 'zklock' else '-'} "
+                  f"| {max((r.get('lost', 0) for r in rs), default='-') if impl == 'zklock' else '-'} "
+                  f"| {fmt(med(r.get('server_packets_per_acq') for r in rs), 2)} | {max(r['overlaps'] for r in rs)} |")
 
     # Targets: ratios are taken within each repetition (runs close in time), then the median.
     def per_rep(f):
@@ -231,6 +267,16 @@ for sync in dict.fromkeys(r["forcesync"] for r in rows):
     show(f"wakeups/release, contended {cc} sessions (all notifications)", per_rep(lambda r: one("zklock","contended",r,"wakeups_per_release")), "≤ 1.05", lambda m: m <= 1.05)
     for q in qs:
         show(f"waiter wakeups/release, queue of {q}", per_rep(lambda r: one("zklock","queue",r,"wakeups_per_release",q)), "≤ 1.05", lambda m: m <= 1.05)
+    show("uncontended client CPU/acq, zklock ÷ raw-pipelined", per_rep(lambda r: one("zklock","uncontended",r,"cpu_us_per_acq") / one("raw-pipelined","uncontended",r,"cpu_us_per_acq")), "≤ 1.10", lambda m: m <= 1.10)
+    show("contended client CPU/acq, zklock ÷ Curator", per_rep(lambda r: one("zklock","contended",r,"cpu_us_per_acq") / one("curator","contended",r,"cpu_us_per_acq")), "≤ 0.40", lambda m: m <= 0.40)
+    zn = sorted({n for impl, n in drains if impl == "zklock"})
+    if len(zn) >= 2:
+        lo, hi = zn[0], zn[-1]
+        show(f"drain µs per waiter, {hi:,} ÷ {lo:,} waiters (one session)",
+             per_rep(lambda r: one("zklock","drain",r,"drain_us_per_waiter",hi) / one("zklock","drain",r,"drain_us_per_waiter",lo)),
+             "≤ 1.20", lambda m: m <= 1.20)
+        show(f"drain: Suspended + Lost of the waiters' session, {hi:,} waiters",
+             per_rep(lambda r: one("zklock","drain",r,"suspended",hi) + one("zklock","drain",r,"lost",hi)), "0", lambda m: m == 0, 0)
     if len(qs) >= 2:
         lo, hi = qs[0], qs[-1]
         show(f"queue drain per waiter, {hi} ÷ {lo} (1.0 = linear)",
@@ -245,8 +291,9 @@ main() {
   [[ -x $bin ]] || { note "$bin not found (build target zklock-bench first)"; exit 2; }
   REPS=${REPS:-3} ITERS_U=${ITERS_U:-2000} CLIENTS=${CLIENTS:-16} ITERS_C=${ITERS_C:-60}
   QUEUE_SIZES=${QUEUE_SIZES:-"16 64 256"} QUEUE_ROUNDS=${QUEUE_ROUNDS:-5} MANY=${MANY:-1000}
+  DRAIN_SIZES=${DRAIN_SIZES:-"16 100 1000 10000"} DRAIN_PEER_SIZES=${DRAIN_PEER_SIZES:-"16 100 1000"}
   SYNC_MODES=${SYNC_MODES:-${FORCESYNC:-yes}}
-  WORKLOADS=${WORKLOADS:-"uncontended contended queue many"}
+  WORKLOADS=${WORKLOADS:-"uncontended contended queue many drain"}
   J=${JAVA_DIR:-/usr/share/java}
   ZK_CP=${ZK_CLASSPATH:-$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar:$J/metrics-core.jar:$J/commons-io.jar:$J/snappy-java.jar}
   local curator_cp=$J/curator-framework.jar:$J/curator-client.jar:$J/curator-recipes.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar
@@ -304,6 +351,15 @@ main() {
       fi
       if [[ " $WORKLOADS " == *" many "* ]]; then
       run zklock many "$MANY" 1 "$MANY" "$bin" --connect "$hosts" --mode many --clients "$MANY"
+      fi
+      if [[ " $WORKLOADS " == *" drain "* ]]; then
+      for q in $DRAIN_SIZES; do
+        run zklock drain "$q" 1 "$q" "$bin" --connect "$hosts" --mode drain --clients "$q"
+      done
+      for q in $DRAIN_PEER_SIZES; do
+        ((have_curator)) && run curator drain "$q" 1 "$q" java -Xss256k -cp "$work/cls:$curator_cp" CuratorBench "$hosts" drain "$q" 1
+        ((have_kazoo)) && run kazoo drain "$q" 1 "$q" "$PY" "$peers/kazoo_bench.py" "$hosts" drain "$q" 1
+      done
       fi
     done
     zk_version=$(fourlw "$port" mntr | awk '$1=="zk_version"{print $2}')

@@ -222,6 +222,20 @@ TEST(BenchSmoke, Async) {
   EXPECT_GT(number(r, "async_acq_per_s"), 0) << r.output;
 }
 
+TEST(BenchSmoke, Drain) {
+  // Forty asynchronous waiters of one Mutex on one session, each acquiring once.
+  BenchRun r =
+      run_mode("drain", 40, 0,
+               {"queue_build_seconds", "drain_seconds", "drain_us_per_waiter",
+                "cpu_us_per_waiter_drain", "suspended", "lost", "heartbeats_while_draining"});
+  EXPECT_EQ(r.json["clients"], "40");
+  EXPECT_GT(number(r, "drain_us_per_waiter"), 0) << r.output;
+  EXPECT_GE(number(r, "cpu_us_per_waiter_drain"), 0) << r.output;
+  EXPECT_EQ(r.json["lost"], "0") << r.output;
+  // One release per waiter, each waking its successor alone: no herd.
+  EXPECT_LT(number(r, "wakeups_per_release"), 2) << r.output;
+}
+
 TEST(BenchSmoke, BadArgumentsExitWithTwo) {
   BenchRun r = run_bench({"--mode", "sideways"});
   EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << describe_wait_status(r.status);

@@ -1,6 +1,6 @@
 // zklock-bench: lock workloads on zklock, printing one JSON line per run (see docs/benchmarks.md).
 //
-//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async
+//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async|drain
 //                --clients N --iterations K
 //                [--json] [--path P] [--session-timeout-ms T] [--count-requests] [--no-metrics]
 //                [--no-cleanup] [--verbose]
@@ -19,7 +19,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async\n"
+    "usage: zklock-bench --connect HOSTS\n"
+    "                    --mode uncontended|contended|queue|shared|many|async|drain\n"
     "                    [--clients N] [--iterations K] [--json] [--path P]\n"
     "                    [--session-timeout-ms T] [--count-requests] [--no-metrics]\n"
     "                    [--no-cleanup] [--verbose]\n"
@@ -33,6 +34,8 @@ constexpr const char* kUsage =
     "  many         one session acquires and holds N distinct locks (N 1000)\n"
     "  async        N waiters on one session queue and drain, as async_lock requests and as\n"
     "               blocking lock() calls on a thread each (N 500)\n"
+    "  drain        N asynchronous waiters of one Mutex on one session queue and drain: time\n"
+    "               and CPU per waiter, the session's Suspended/Lost and heartbeats (N 10000)\n"
     "Prints one JSON line on stdout (--json is the default and only format).\n"
     "--count-requests adds req_<operation>_per_acq: zklock's requests by kind, counted "
     "client-side.\n"
@@ -120,6 +123,8 @@ int main(int argc, char** argv) {
       zklock::bench::run_async(o, out);
     } else if (o.mode == "many") {
       zklock::bench::run_many(o, out);
+    } else if (o.mode == "drain") {
+      zklock::bench::run_drain(o, out);
     } else {
       std::fprintf(stderr, "zklock-bench: unknown mode '%s'\n%s", o.mode.c_str(), kUsage);
       return 2;

@@ -59,6 +59,9 @@ ServerCounters ServerStats::read() const {
     ok = num("zk_sum_node_changed_watch_count", notified) && ok;
     ok = num("zk_sum_node_children_watch_count", notified) && ok;
     total.watch_notifications += notified;
+    // Sizes, for the cost of a held lock on the server (not every version reports them).
+    num("zk_ephemerals_count", total.ephemerals);
+    num("zk_approximate_data_size", total.approximate_data_size);
     if (total.version.empty() && kv.count("zk_version")) {
       const std::string& v = kv["zk_version"];
       total.version = v.substr(0, v.find_first_of("-, "));

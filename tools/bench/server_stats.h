@@ -22,11 +22,13 @@
 namespace zklock::bench {
 
 struct ServerCounters {
-  bool ok = false;                       // every server answered mntr with the keys below
-  std::int64_t packets_received = 0;     // zk_packets_received
-  std::int64_t watch_notifications = 0;  // sum of zk_sum_node_*_watch_count
-  std::int64_t watch_count = 0;          // zk_watch_count (watches registered right now)
-  std::string version;                   // zk_version of the first server
+  bool ok = false;                         // every server answered mntr with the keys below
+  std::int64_t packets_received = 0;       // zk_packets_received
+  std::int64_t watch_notifications = 0;    // sum of zk_sum_node_*_watch_count
+  std::int64_t watch_count = 0;            // zk_watch_count (watches registered right now)
+  std::int64_t ephemerals = 0;             // zk_ephemerals_count (0 if not reported)
+  std::int64_t approximate_data_size = 0;  // zk_approximate_data_size: bytes of paths and data
+  std::string version;                     // zk_version of the first server
 };
 
 class ServerStats {

@@ -27,11 +27,16 @@ std::int64_t rss_bytes() {
   return static_cast<std::int64_t>(resident) * sysconf(_SC_PAGESIZE);
 }
 
+// Bytes malloc has handed out and not taken back: the arena's blocks in use and the blocks it
+// mapped on their own (large allocations - a vector of a hundred thousand entries is one).
 std::int64_t heap_in_use() {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-  return static_cast<std::int64_t>(mallinfo2().uordblks);
+  const auto info = mallinfo2();
+  return static_cast<std::int64_t>(info.uordblks + info.hblkhd);
 #else
-  return static_cast<std::int64_t>(static_cast<unsigned>(mallinfo().uordblks));
+  const auto info = mallinfo();
+  return static_cast<std::int64_t>(static_cast<unsigned>(info.uordblks)) +
+         static_cast<std::int64_t>(static_cast<unsigned>(info.hblkhd));
 #endif
 }
 
@@ -182,22 +187,40 @@ void run_many(const BenchOptions& o, JsonLine& out) {
 
   std::vector<std::unique_ptr<zklock::Mutex>> mutexes;
   mutexes.reserve(static_cast<std::size_t>(n));
-  std::vector<std::int64_t> lat;
+  std::vector<std::int64_t> lat, done_at;  // reserved before the heap is read: not counted
   lat.reserve(static_cast<std::size_t>(n));
+  done_at.reserve(static_cast<std::size_t>(n));
   ServerWindow w(o.connect);
   w.begin();
   const std::int64_t heap0 = heap_in_use();
   const std::int64_t rss0 = rss_bytes();
+  // Checkpoints at 1,000, 10,000 and 100,000 held (those up to n): the rate of the last thousand
+  // acquisitions before each, and the heap per held lock there - flat when nothing per
+  // acquisition grows with the number held.
+  struct Checkpoint {
+    int held;
+    double acquisitions_per_s;
+    double bytes_per_lock;
+  };
+  std::vector<Checkpoint> checkpoints;
   const std::int64_t t0 = now_ns();
   for (int i = 0; i < n; ++i) {
     mutexes.push_back(std::make_unique<zklock::Mutex>(session, paths[static_cast<std::size_t>(i)]));
     const std::int64_t a = now_ns();
     mutexes.back()->lock();
-    lat.push_back(now_ns() - a);
+    done_at.push_back(now_ns());
+    lat.push_back(done_at.back() - a);
+    const int held = i + 1;
+    if (held == 1000 || held == 10000 || held == 100000) {
+      const std::int64_t from = held == 1000 ? t0 : done_at[static_cast<std::size_t>(held - 1001)];
+      checkpoints.push_back({held, 1000 / seconds(from, done_at.back()),
+                             static_cast<double>(heap_in_use() - heap0) / held});
+    }
   }
   const std::int64_t t1 = now_ns();
   const std::int64_t heap1 = heap_in_use();
   const std::int64_t rss1 = rss_bytes();
+  const ServerCounters server_held = w.read_inside();
   std::int64_t held = 0;
   for (auto& m : mutexes) held += m->owns_lock() ? 1 : 0;
   (void)session.get(base);
@@ -205,7 +228,11 @@ void run_many(const BenchOptions& o, JsonLine& out) {
   const std::int64_t r0 = now_ns();
   for (auto& m : mutexes) m->unlock();
   const std::int64_t r1 = now_ns();
+  const std::int64_t d0 = now_ns();
   mutexes.clear();
+  const std::int64_t d1 = now_ns();
+  (void)session.get(base);  // the deletes of the released nodes are through
+  const ServerCounters server_released = w.stats.read();
 
   const double secs = seconds(t0, t1);
   put_common(out, o, n, 1, secs, n / secs, summarize(lat), 0);
@@ -213,12 +240,32 @@ void run_many(const BenchOptions& o, JsonLine& out) {
       .integer("held", held)
       .number("bytes_per_lock", static_cast<double>(heap1 - heap0) / n, 0)
       .number("rss_bytes_per_lock", static_cast<double>(rss1 - rss0) / n, 0)
-      .str("memory_method", "mallinfo2().uordblks delta, M_ARENA_MAX=1 (rss from /proc/self/statm)")
-      .number("unlock_all_us", static_cast<double>(r1 - r0) / 1e3, 1);
+      .str("memory_method",
+           "mallinfo2() uordblks + hblkhd delta, M_ARENA_MAX=1 (rss from /proc/self/statm)")
+      .number("unlock_all_us", static_cast<double>(r1 - r0) / 1e3, 1)
+      .number("unlock_us_per_lock", static_cast<double>(r1 - r0) / 1e3 / n, 2)
+      .number("destroy_all_us", static_cast<double>(d1 - d0) / 1e3, 1);
+  for (const Checkpoint& c : checkpoints) {
+    const std::string at = "_at_" + std::to_string(c.held);
+    out.number(("acquisitions_per_s" + at).c_str(), c.acquisitions_per_s, 1)
+        .number(("bytes_per_lock" + at).c_str(), c.bytes_per_lock, 0);
+  }
+  // On the server, per held lock: what holding them added, seen against what releasing them
+  // took away (other sessions' nodes and watches cancel out).
+  if (server_held.ok && server_released.ok) {
+    out.number("server_ephemerals_per_lock",
+               static_cast<double>(server_held.ephemerals - server_released.ephemerals) / n, 3)
+        .number("server_watches_per_lock",
+                static_cast<double>(server_held.watch_count - server_released.watch_count) / n, 3)
+        .number("server_data_bytes_per_lock",
+                static_cast<double>(server_held.approximate_data_size -
+                                    server_released.approximate_data_size) /
+                    n,
+                1);
+  }
   put_server(out, w, w.requests_per(n, 1), w.notifications_per(n), w.notifications_per(n));
   w.put_client_requests(out, n);
   if (o.cleanup) {
-    (void)session.get(base);  // the deletes of the released nodes are through
     if (created_paths.load() > 0)
       for_all_paths([&](const std::string& p) { remove_quietly(session, p); });
   }

@@ -39,5 +39,9 @@ void run_many(const BenchOptions& o, JsonLine& out);
 // asynchronous requests, then as blocking lock() calls on a thread each; acquisitions per second,
 // threads and resident memory per waiting acquisition of each form.
 void run_async(const BenchOptions& o, JsonLine& out);
+// drain: `clients` asynchronous waiters (default 10000) of one Mutex on one session queue behind
+// a hold and drain; time and CPU per waiter, the session's state changes and heartbeats meanwhile
+// (drain_workload.cpp).
+void run_drain(const BenchOptions& o, JsonLine& out);
 
 }  // namespace zklock::bench

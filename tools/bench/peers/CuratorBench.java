@@ -3,6 +3,11 @@
 // plus handoff_p50_us / handoff_p99_us / handoffs measured exactly as zklock-bench does (the
 // releasing thread stores the time just before release(); a waiter whose acquire() call started
 // before that time counts acquire-return minus that time).
+// Also cpu_us_per_acq (the process's CPU time over the timed part, per acquisition, as
+// zklock-bench counts it) and a drain mode: CLIENTS threads of ONE CuratorFramework, each with an
+// InterProcessMutex on one path, queue behind the main thread's hold and drain (CURATOR-716's
+// setting), with drain_seconds, drain_us_per_waiter, cpu_us_per_waiter_drain and
+// queue_build_seconds as zklock-bench's drain mode.
 // usage: java CuratorBench HOSTS MODE CLIENTS ITERS   (prints one JSON line)
 import java.util.*;
 import java.util.concurrent.*;
@@ -12,6 +17,56 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryNTimes;
 
 public class CuratorBench {
+  // The whole process's CPU time (all threads), in microseconds.
+  static double cpuMicros() {
+    return ((com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+               .getProcessCpuTime() / 1e3;
+  }
+
+  static void drain(String hosts, int n) throws Exception {
+    String path = "/bench/curator-drain-" + UUID.randomUUID().toString().substring(0, 8);
+    CuratorFramework cf = CuratorFrameworkFactory.newClient(hosts, 10000, 5000, new RetryNTimes(3, 100));
+    cf.start();
+    cf.blockUntilConnected();
+    InterProcessMutex holder = new InterProcessMutex(cf, path);
+    holder.acquire();
+    CountDownLatch done = new CountDownLatch(n);
+    AtomicInteger inside = new AtomicInteger(), overlaps = new AtomicInteger(), failures = new AtomicInteger();
+    long build0 = System.nanoTime();
+    double cpuBuild0 = cpuMicros();
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Thread t = new Thread(() -> {
+        try {
+          InterProcessMutex m = new InterProcessMutex(cf, path);
+          m.acquire();
+          if (inside.incrementAndGet() != 1) overlaps.incrementAndGet();
+          inside.decrementAndGet();
+          m.release();
+        } catch (Exception e) {
+          failures.incrementAndGet();
+        }
+        done.countDown();
+      });
+      t.start();
+      threads.add(t);
+    }
+    while (cf.checkExists().forPath(path).getNumChildren() < n + 1) Thread.sleep(20);
+    double build = (System.nanoTime() - build0) / 1e9, cpuBuild = cpuMicros() - cpuBuild0;
+    double cpu0 = cpuMicros();
+    long t0 = System.nanoTime();
+    holder.release();
+    done.await();
+    double secs = (System.nanoTime() - t0) / 1e9, cpu = cpuMicros() - cpu0;
+    for (Thread t : threads) t.join();
+    if (failures.get() != 0) throw new RuntimeException(failures.get() + " waiters failed");
+    System.out.printf(Locale.ROOT,
+        "{\"impl\": \"curator\", \"mode\": \"drain\", \"clients\": %d, \"iters\": 1, \"seconds\": %.4f, \"ops_per_s\": %.1f, \"overlaps\": %d, \"queue_build_seconds\": %.3f, \"drain_seconds\": %.3f, \"drain_us_per_waiter\": %.1f, \"cpu_us_per_waiter_drain\": %.1f, \"cpu_us_per_waiter_build\": %.1f}%n",
+        n, secs, n / secs, overlaps.get(), build, secs, secs * 1e6 / n, cpu / n, cpuBuild / n);
+    cf.delete().deletingChildrenIfNeeded().forPath(path);
+    cf.close();
+  }
   static String pct(List<Long> s, double q) {
     if (s.isEmpty()) return "null";
     return String.format(Locale.ROOT, "%.1f", s.get((int) (s.size() * q)) / 1e3);
@@ -20,6 +75,10 @@ public class CuratorBench {
   public static void main(String[] a) throws Exception {
     String hosts = a[0], mode = a[1];
     int clients = Integer.parseInt(a[2]), iters = Integer.parseInt(a[3]);
+    if (mode.equals("drain")) {
+      drain(hosts, clients);
+      return;
+    }
     int n = mode.equals("uncontended") ? 1 : clients;
     String path = "/bench/curator-" + UUID.randomUUID().toString().substring(0, 8);
     List<CuratorFramework> cfs = new ArrayList<>();
@@ -61,19 +120,21 @@ public class CuratorBench {
       t.start();
       threads.add(t);
     }
+    double cpu0 = cpuMicros();
     gate.await();
     long t0 = System.nanoTime();
     for (Thread t : threads) t.join();
     double secs = (System.nanoTime() - t0) / 1e9;
+    double cpu = cpuMicros() - cpu0;
     List<Long> s = new ArrayList<>(lat);
     Collections.sort(s);
     List<Long> h = new ArrayList<>(hand);
     Collections.sort(h);
     int total = n * iters;
     System.out.printf(Locale.ROOT,
-        "{\"impl\": \"curator\", \"mode\": \"%s\", \"clients\": %d, \"iters\": %d, \"seconds\": %.4f, \"ops_per_s\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"overlaps\": %d, \"handoff_p50_us\": %s, \"handoff_p99_us\": %s, \"handoffs\": %d}%n",
+        "{\"impl\": \"curator\", \"mode\": \"%s\", \"clients\": %d, \"iters\": %d, \"seconds\": %.4f, \"ops_per_s\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"overlaps\": %d, \"handoff_p50_us\": %s, \"handoff_p99_us\": %s, \"handoffs\": %d, \"cpu_us_per_acq\": %.1f}%n",
         mode, n, iters, secs, total / secs, s.get(s.size() / 2) / 1e3, s.get((int) (s.size() * 0.99)) / 1e3, overlaps.get(),
-        pct(h, 0.5), pct(h, 0.99), h.size());
+        pct(h, 0.5), pct(h, 0.99), h.size(), cpu / total);
     for (CuratorFramework cf : cfs) cf.close();
   }
 }
