@@ -30,7 +30,9 @@
 #   QUEUE_ROUNDS (5), MANY (1000), DRAIN_SIZES ("16 100 1000 10000"), DRAIN_PEER_SIZES
 #   ("16 100 1000"), WORKLOADS ("uncontended contended queue many drain"), SYNC_MODES ("yes": the server's forceSync; "yes no" runs
 #   everything twice), FORCESYNC (alias for a single SYNC_MODES value), RESULTS (JSON-lines output
-#   file; default in a fresh temporary directory, kept), ZK_CLASSPATH (server classpath),
+#   file; default in a fresh temporary directory, kept), PLOTS (where scripts/bench_plots.py
+#   writes the SVG plots; default beside the results; PLOTS=docs/plots renews docs/benchmarks.md's,
+#   also with --report), ZK_CLASSPATH (server classpath),
 #   JAVA_DIR (/usr/share/java).
 set -uo pipefail
 
@@ -367,7 +369,18 @@ main() {
   done
 
   report "$results" "$zk_version"
+  plots "$results" "${PLOTS:-$work/plots}"
   echo "# raw results: $results" >&2
+}
+
+# plots RESULTS DIR: the SVG plots of docs/benchmarks.md (scripts/bench_plots.py), if matplotlib
+# is there (Debian's python3-matplotlib).
+plots() {
+  if "$PY" -c 'import matplotlib' 2>/dev/null; then
+    "$PY" "$repo/scripts/bench_plots.py" "$1" "$2" >&2
+  else
+    note "plots skipped: $PY has no matplotlib (apt-get install python3-matplotlib)"
+  fi
 }
 
 # Everything above only defines functions: bash has read the whole file before anything runs, so
@@ -375,6 +388,7 @@ main() {
 if [[ ${1:-} == --report ]]; then
   [[ -f ${2:-} ]] || { note "usage: $0 --report RESULTS.jsonl [ZK_VERSION]"; exit 2; }
   report "$2" "${3:-?}"
+  [[ -n ${PLOTS:-} ]] && plots "$2" "$PLOTS"
   exit 0
 fi
 main "$@"
