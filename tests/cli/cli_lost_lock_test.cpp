@@ -59,11 +59,11 @@ TEST_F(CliLostLock, ExecStopsTheCommandAndExits76BeforeAnotherAcquires) {
   ASSERT_TRUE(wait_until([&] { return read_file(events) == "a-command-started\n"; }, kEventTimeout))
       << tail_file(options.log_path);
 
-  // B waits for the same lock, connected directly.
+  // B waits for the same lock, connected directly (verbose: a failure shows B's session too).
   Session session(options_for(server_->connect_string()));
   Cli b(dir,
         cli_args("exec", server_->connect_string(),
-                 {path, "--", "sh", "-c", "echo b-acquired >> \"$EVENTS\""}),
+                 {"--verbose", path, "--", "sh", "-c", "echo b-acquired >> \"$EVENTS\""}),
         {"EVENTS=" + events});
   ASSERT_TRUE(wait_until([&] { return lock_children(session, path).size() == 2; }, kEventTimeout))
       << b.output();
