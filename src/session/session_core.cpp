@@ -225,9 +225,9 @@ void SessionCore::notify_observers() {
   std::vector<std::shared_ptr<SessionObserver>> alive;
   {
     std::lock_guard lock(observers_mutex_);
-    auto it = observers_.begin();
-    while (it != observers_.end()) {
-      if (auto o = it->lock()) {
+    alive.reserve(observers_.size());
+    for (auto it = observers_.begin(); it != observers_.end();) {
+      if (auto o = it->second.lock()) {
         alive.push_back(std::move(o));
         ++it;
       } else {
@@ -242,7 +242,8 @@ void SessionCore::read_gauges(MetricsSnapshot& s) {
   std::vector<std::shared_ptr<SessionObserver>> alive;
   {
     std::lock_guard lock(observers_mutex_);
-    for (const auto& weak : observers_) {
+    alive.reserve(observers_.size());
+    for (const auto& [address, weak] : observers_) {
       if (auto o = weak.lock()) alive.push_back(std::move(o));
     }
   }
@@ -253,17 +254,12 @@ void SessionCore::read_gauges(MetricsSnapshot& s) {
 
 void SessionCore::add_observer(const std::shared_ptr<SessionObserver>& observer) {
   std::lock_guard lock(observers_mutex_);
-  observers_.push_back(observer);
+  observers_.insert_or_assign(observer.get(), observer);
 }
 
 void SessionCore::remove_observer(const SessionObserver* observer) {
   std::lock_guard lock(observers_mutex_);
-  observers_.erase(std::remove_if(observers_.begin(), observers_.end(),
-                                  [&](const std::weak_ptr<SessionObserver>& w) {
-                                    auto o = w.lock();
-                                    return !o || o.get() == observer;
-                                  }),
-                   observers_.end());
+  observers_.erase(observer);
 }
 
 Session::ListenerId SessionCore::add_listener(Session::Listener listener) {

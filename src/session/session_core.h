@@ -31,6 +31,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "base/boot_clock.h"
@@ -138,6 +139,10 @@ class SessionCore final : public ConnectionListener {
   ProbeId add_probe(std::string path, std::function<void()> on_missing);
   void remove_probe(ProbeId id);
 
+  /// Observers (every Mutex, Semaphore, lease and leader watch of the session) are told of each
+  /// state change. Adding and removing one is O(1): a process holding 100,000 locks on one session
+  /// destroys them in linear time. An observer that died without being removed is dropped at the
+  /// next notification; the order in which observers are told is unspecified.
   void add_observer(const std::shared_ptr<SessionObserver>& observer);
   void remove_observer(const SessionObserver* observer);
 
@@ -341,7 +346,9 @@ class SessionCore final : public ConnectionListener {
   bool defer_closed_ = false;
 
   std::mutex observers_mutex_;
-  std::vector<std::weak_ptr<SessionObserver>> observers_;
+  // Keyed by address: removal by the observer itself (shutdown) needs no scan. An entry whose
+  // observer died unremoved is replaced if a new observer gets its address.
+  std::unordered_map<const SessionObserver*, std::weak_ptr<SessionObserver>> observers_;
 
   EventDispatcher events_;  // the events thread
 
