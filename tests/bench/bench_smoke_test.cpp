@@ -164,9 +164,11 @@ BenchRun run_mode(const std::string& mode, int clients, int iterations,
 }
 
 TEST(BenchSmoke, Uncontended) {
-  BenchRun r = run_mode("uncontended", 1, 50, {});
+  BenchRun r = run_mode("uncontended", 1, 50, {"cpu_us_per_acq"});
   EXPECT_EQ(r.json["clients"], "1");
   EXPECT_EQ(r.json["iters"], "50");
+  // The whole process's CPU (getrusage) per acquisition: some, for 50 of them.
+  EXPECT_GT(number(r, "cpu_us_per_acq"), 0) << r.output;
 }
 
 TEST(BenchSmoke, Contended) {
@@ -205,10 +207,19 @@ TEST(BenchSmoke, Shared) {
 }
 
 TEST(BenchSmoke, Many) {
-  BenchRun r = run_mode("many", 20, 0, {"acquisitions_per_s", "bytes_per_lock", "held"});
+  BenchRun r = run_mode(
+      "many", 20, 0,
+      {"acquisitions_per_s", "bytes_per_lock", "held", "unlock_us_per_lock", "destroy_all_us",
+       "server_ephemerals_per_lock", "server_watches_per_lock", "server_data_bytes_per_lock"});
   EXPECT_EQ(r.json["clients"], "20");
   EXPECT_EQ(r.json["held"], "20");
   EXPECT_GT(number(r, "acquisitions_per_s"), 0) << r.output;
+  // On the server, a held lock is its node and nothing else: one ephemeral, no watch (each was
+  // first at once, so no predecessor is watched), some bytes of holder data. (Near, not equal:
+  // a server given by ZKLOCK_TEST_CONNECT may have other clients' nodes come and go meanwhile.)
+  EXPECT_NEAR(number(r, "server_ephemerals_per_lock"), 1, 0.25) << r.output;
+  EXPECT_NEAR(number(r, "server_watches_per_lock"), 0, 0.25) << r.output;
+  EXPECT_GT(number(r, "server_data_bytes_per_lock"), 0) << r.output;
 }
 
 TEST(BenchSmoke, Async) {
