@@ -62,6 +62,17 @@ def series(rows, impl, mode, key):
     return [x for x, _ in points], [y for _, y in points]
 
 
+def finish(fig, axes, title, path):
+    """Grids and legends on the line plots' axes, the title, and the file written."""
+    for ax in axes:
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def drain(rows, out, sync):
     fig, (per_waiter, whole) = plt.subplots(1, 2, figsize=(11, 4.2))
     drawn = False
@@ -82,13 +93,8 @@ def drain(rows, out, sync):
     per_waiter.set_ylim(bottom=0)
     whole.set(xscale="log", yscale="log", xlabel="waiters on one session",
               ylabel="drain seconds", title="Whole drain")
-    for ax in (per_waiter, whole):
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle(f"Drain: N waiters of one lock, one session (forceSync={sync})")
-    fig.tight_layout()
-    fig.savefig(out / "drain.svg")
-    plt.close(fig)
+    finish(fig, (per_waiter, whole), f"Drain: N waiters of one lock, one session (forceSync={sync})",
+           out / "drain.svg")
 
 
 def many(rows, out, sync):
@@ -110,16 +116,10 @@ def many(rows, out, sync):
     right.set(xscale="log", xlabel="locks held by one process",
               ylabel="acquisitions/s (the last 1,000)", title="Acquisition rate as more are held")
     right.set_ylim(bottom=0)
-    for ax in (left, right):
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle(f"Many locks held by one session (forceSync={sync})")
-    fig.tight_layout()
-    fig.savefig(out / "many.svg")
-    plt.close(fig)
+    finish(fig, (left, right), f"Many locks held by one session (forceSync={sync})", out / "many.svg")
 
 
-def bars(rows, out, name, title, keys, ylabel):
+def bars(rows, out, name, title, keys, ylabel, log=False):
     modes = ("uncontended", "contended")
     impls = [i for i in IMPLS if any(by(rows, i, m) for m in modes)]
     if not impls:
@@ -136,7 +136,9 @@ def bars(rows, out, name, title, keys, ylabel):
         ax.set_xticks([x + width * (len(keys) - 1) / 2 for x in range(len(present))])
         ax.set_xticklabels(present)
         ax.set(ylabel=ylabel, title=mode)
-        ax.grid(True, axis="y", alpha=0.3)
+        if log:
+            ax.set_yscale("log")  # p50 and p99 differ by one to two orders of magnitude
+        ax.grid(True, axis="y", which="both", alpha=0.3)
         if len(keys) > 1:
             ax.legend([label for _, label in keys])
     fig.suptitle(title)
@@ -154,7 +156,7 @@ def main():
     drain(rows, out, sync)
     many(rows, out, sync)
     bars(rows, out, "latency.svg", f"Acquire latency (forceSync={sync})",
-         [("p50_us", "p50"), ("p99_us", "p99")], "µs")
+         [("p50_us", "p50"), ("p99_us", "p99")], "µs (log scale)", log=True)
     bars(rows, out, "cpu.svg", f"Client CPU per acquisition, whole process (forceSync={sync})",
          [("cpu_us_per_acq", "CPU")], "µs of CPU per acquisition")
     print(f"bench_plots: SVG files in {out}")
