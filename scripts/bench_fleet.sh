@@ -11,7 +11,9 @@
 # medians.
 #
 # The processes of a run connect first, each writes a ready file, and the script starts them
-# together (a go file) once all are ready, so that their windows coincide. The servers' figures
+# together (a go file) once all are ready, so that their windows coincide; meanwhile (IDLE
+# seconds) the servers' packets count what the idle sessions send. zklock's processes count their
+# requests by kind (--count-requests). The servers' figures
 # cover the window from the go to half a second before the processes' loops end (a steady state,
 # without the last acquisitions' tail and the sessions' close): each server's mntr (packets
 # received and sent; average and maximum request latency, srst at the go; the leader's quorum-ack
@@ -30,8 +32,12 @@
 #   PROCESSES  ("1x1 1x3 1 5 10 20") the fleet shapes: P (P processes of SESSIONS sessions) or PxS
 #              (P processes of S sessions: the small ones show the rate still growing)
 #   SESSIONS   (10) sessions per process        LOCKS (20) lock paths shared by the fleet
-#   DURATION   (10) seconds per run             REPS  (3)  repetitions of the sweep
-#   IMPLS      ("zklock curator")               FORCESYNC (yes) the servers' forceSync
+#   DURATION   (8) seconds per run              REPS  (3)  repetitions of the sweep
+#   IMPLS      ("zklock curator"; also zklock-slowhb: zklock with --heartbeat-ms SLOW_HEARTBEAT_MS,
+#              default 3333 - the Java client's ping interval at T = 10 s - instead of T/20)
+#   FORCESYNC  (yes) the servers' forceSync
+#   IDLE       (4: longer than Curator's ping interval, T/3) seconds the connected processes stay idle at the gate before the go: the
+#              sessions' own traffic (heartbeats), in packets per second per session
 #   WARMUP     (15) seconds of a discarded 2 x SESSIONS run of each implementation before the
 #              sweep, so that the servers' JIT is warm (0: none)
 #   SERVER_HEAP (1g) each server's -Xmx          CLIENT_HEAP (256m) each Curator JVM's -Xmx
@@ -136,6 +142,11 @@ proc_snapshot() {
   awk '$1=="cpu"{t=0; for(i=2;i<=NF;i++) t+=$i; print "machine busy=" t-$5-$6 " total=" t; exit}' /proc/stat
   echo "clock $(date +%s.%N)"
 }
+# packets_received: zk_packets_received summed over the three servers.
+packets_received() {
+  local i
+  for i in 0 1 2; do fourlw "${client_ports[$i]}" mntr; done | awk '$1=="zk_packets_received"{p+=$2} END{print p+0}'
+}
 # mntr_snapshot: per server "server I key=value..." (its mntr).
 mntr_snapshot() {
   local i
@@ -152,9 +163,12 @@ run_fleet() {
   local base=/bench/fleet-$impl-${np}x$ns-r$rep-$RANDOM
   client_pids=()
   for i in $(seq 1 "$np"); do
-    if [[ $impl == zklock ]]; then
+    if [[ $impl == zklock* ]]; then
+      # zklock-slowhb: zklock with its idle sessions' heartbeat at SLOW_HEARTBEAT_MS.
+      local hb=()
+      [[ $impl == zklock-slowhb ]] && hb=(--heartbeat-ms "$SLOW_HEARTBEAT_MS")
       "$bin" --connect "$hosts" --mode fleet --clients "$ns" --locks "$LOCKS" --seconds "$DURATION" \
-        --path "$base" --gate "$g/gate" --latency-file "$g/lat.$i" >"$g/out.$i" 2>"$g/err.$i" &
+        "${hb[@]}" --count-requests --path "$base" --gate "$g/gate" --latency-file "$g/lat.$i" >"$g/out.$i" 2>"$g/err.$i" &
     else
       java -Xmx"$CLIENT_HEAP" -Xss256k -cp "$work/cls:$CURATOR_CP" CuratorBench "$hosts" fleet "$ns" "$DURATION" \
         "$LOCKS" "$base" "$g/gate" "$g/lat.$i" >"$g/out.$i" 2>"$g/err.$i" &
@@ -177,6 +191,12 @@ run_fleet() {
     echo "{\"impl\": \"$impl\", \"processes\": $np, \"rep\": $rep, \"error\": \"not ready\"}" >>"$results"
     return
   fi
+  # Connected and idle at the gate: what the sessions send when they take no lock (heartbeats).
+  local idle0 idle1 t0 t1
+  idle0=$(packets_received) t0=$(date +%s.%N)
+  sleep "$IDLE"
+  idle1=$(packets_received) t1=$(date +%s.%N)
+  echo "$idle0 $idle1 $t0 $t1" >"$g/idle"
   # The window: latency figures reset, counters read, go; read again half a second before the
   # processes' loops end (a steady state, without the last acquisitions' tail and the sessions'
   # close). The CPU figures are read next to the go and first at the end (a few ms), mntr outside.
@@ -283,6 +303,13 @@ if leader is not None:
         if k in L: r["leader_" + k[3:]] = num(L, k)
 r["fsyncs"] = delta("zk_cnt_fsynctime")
 r["avg_fsync_ms"] = [num(a, "zk_avg_fsynctime") for a in sa]
+# Packets per second per connected, idle session (3 of the packets are the 4lw reads themselves).
+i0, i1, it0, it1 = open(f"{g}/idle").read().split()
+r["idle_packets_per_session_s"] = round((int(i1) - int(i0) - 3) / (float(it1) - float(it0)) / (np_ * sessions), 3)
+# zklock's requests by kind per acquisition, counted in the client (--count-requests: every
+# request of its connections, the heartbeats' exists and sync included).
+for k in sorted({k for l in lines for k in l if k.startswith("req_") and k.endswith("_per_acq")}):
+    r[k] = round(sum(l.get(k, 0) * l["acquisitions"] for l in lines) / acq, 3) if acq else None
 if first_error: r["first_error"] = first_error
 print(json.dumps(r))
 EOF
@@ -330,8 +357,8 @@ def split(r, key):  # (the leader's figure, the followers')
 print("\nThroughput, waits and the servers' work:\n")
 print("| impl | processes × sessions | acquisitions/s | wait p50 ms | wait p99 ms | client CPU µs/acq "
       "| server CPU µs/acq (3 nodes) | server packets/acq in / out | server latency avg ms, leader; followers "
-      "| server latency max ms | overlaps | errors |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "| server latency max ms | idle packets/s per session | overlaps | errors |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for k in keys:
     rs = runs(k)
     lead_lat = med(split(r, "server_avg_latency_ms")[0] for r in rs)
@@ -341,7 +368,8 @@ for k in keys:
           f"| {fmt(med(r['p50_us'] for r in rs) / 1e3, 1)} | {fmt(med(r['p99_us'] for r in rs) / 1e3, 1)} "
           f"| {fmt(med(r['client_cpu_us_per_acq'] for r in rs))} | {fmt(med(r.get('server_cpu_us_per_acq') for r in rs))} "
           f"| {fmt(med(r['server_packets_received_per_acq'] for r in rs), 2)} / {fmt(med(r['server_packets_sent_per_acq'] for r in rs), 2)} "
-          f"| {fmt(lead_lat, 1)}; {fmt(fol_lat, 1)} | {fmt(max_lat)} | {max(r['overlaps'] for r in rs)} "
+          f"| {fmt(lead_lat, 1)}; {fmt(fol_lat, 1)} | {fmt(max_lat)} | {fmt(med(r.get('idle_packets_per_session_s') for r in rs), 2)} "
+          f"| {max(r['overlaps'] for r in rs)} "
           f"| {sum(r['errors'] for r in rs)} |")
 
 print(f"\nWho used the {os.cpu_count()} CPUs (cores busy over the window; \"waiting\": runnable threads "
@@ -357,6 +385,18 @@ for k in keys:
           f"| {fmt(med(sum(r['server_runqueue_wait_cores']) for r in rs), 2)} "
           f"| {fmt(med(r['client_cpu_cores'] for r in rs), 2)} | {fmt(med(r.get('client_runqueue_wait_cores') for r in rs), 2)} "
           f"| {fmt(med(r.get('other_cpu_cores') for r in rs), 2)} | {fmt(med(r['machine_busy_cores'] for r in rs), 2)} |")
+
+# zklock's requests per acquisition by kind (client-side counts, heartbeats included).
+req_keys = sorted({k for r in ok for k in r if k.startswith("req_") and k.endswith("_per_acq")})
+zk = [k for k in keys if any(key in r for r in runs(k) for key in req_keys)]
+if zk:
+    names = [k[4:-8] for k in req_keys]
+    print("\nzklock's requests per acquisition by kind (counted in the client, the heartbeats' exists and sync included):\n")
+    print("| impl | processes × sessions | " + " | ".join(names) + " | total |")
+    print("|---|---|" + "---:|" * (len(names) + 1))
+    for k in zk:
+        vals = [med(r.get(key) for r in runs(k)) for key in req_keys]
+        print(f"| {k[0]} | {k[1]} × {k[2]} | " + " | ".join(fmt(v, 2) for v in vals) + f" | {fmt(sum(v for v in vals if v), 2)} |")
 
 # Where the aggregate rate stops growing: the first shape (by sessions) whose median rate is under
 # 1.1x the previous one's.
@@ -376,8 +416,8 @@ main() {
   bin=$build/bin/zklock-bench
   [[ -x $bin ]] || { note "$bin not found (build target zklock-bench first)"; exit 2; }
   PROCESSES=${PROCESSES:-"1x1 1x3 1 5 10 20"} SESSIONS=${SESSIONS:-10} LOCKS=${LOCKS:-20}
-  DURATION=${DURATION:-10} REPS=${REPS:-3} IMPLS=${IMPLS:-"zklock curator"}
-  WARMUP=${WARMUP:-15} FORCESYNC=${FORCESYNC:-yes} SERVER_HEAP=${SERVER_HEAP:-1g} CLIENT_HEAP=${CLIENT_HEAP:-256m}
+  DURATION=${DURATION:-8} REPS=${REPS:-3} IMPLS=${IMPLS:-"zklock curator"}
+  WARMUP=${WARMUP:-15} IDLE=${IDLE:-4} SLOW_HEARTBEAT_MS=${SLOW_HEARTBEAT_MS:-3333} FORCESYNC=${FORCESYNC:-yes} SERVER_HEAP=${SERVER_HEAP:-1g} CLIENT_HEAP=${CLIENT_HEAP:-256m}
   bench_classpaths
   work=$(mktemp -d /tmp/zklock-bench-fleet.XXXXXX)
   results=${RESULTS:-$work/results.jsonl}

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -111,12 +112,19 @@ void run_fleet(const BenchOptions& o, JsonLine& out) {
   } catch (const std::exception& e) {
     workers.error.set(e.what());
   }
+  // --count-requests: this process's requests by operation over its window (the hook's counts;
+  // the mntr readings that come with the window are taken only then: the fleet's driver reads the
+  // servers itself).
+  std::optional<ServerWindow> w;
+  if (o.count_requests) w.emplace(o.connect);
+  if (w) w->begin();
   const double cpu0 = process_cpu_us();
   const std::int64_t t0 = now_ns();
   deadline_ns.store(t0 + static_cast<std::int64_t>(duration_s) * 1000000000);
   workers.gate.open();
   workers.join();
   const double cpu1 = process_cpu_us();
+  if (w) w->end();
   if (workers.error.any()) throw std::runtime_error(workers.error.get());
   std::int64_t t1 = t0;
   for (auto e : end_ns) t1 = std::max(t1, e);
@@ -149,6 +157,7 @@ void run_fleet(const BenchOptions& o, JsonLine& out) {
       .number("gate_wait_s", gate_wait_s, 3)
       .integer("errors", lock_errors.load());
   if (first_lock_error.any()) out.str("first_error", first_lock_error.get());
+  if (w) w->put_client_requests(out, static_cast<double>(acquisitions));
 }
 
 }  // namespace zklock::bench

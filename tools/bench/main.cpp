@@ -2,7 +2,8 @@
 //
 //   zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async|drain|fleet
 //                --clients N --iterations K
-//                [--json] [--path P] [--session-timeout-ms T] [--count-requests] [--no-metrics]
+//                [--json] [--path P] [--session-timeout-ms T] [--heartbeat-ms H]
+//                [--count-requests] [--no-metrics]
 //                [--no-cleanup] [--verbose] [--locks L] [--seconds D] [--gate DIR]
 //                [--latency-file F]
 //
@@ -23,7 +24,8 @@ constexpr const char* kUsage =
     "usage: zklock-bench --connect HOSTS\n"
     "                    --mode uncontended|contended|queue|shared|many|async|drain|fleet\n"
     "                    [--clients N] [--iterations K] [--json] [--path P]\n"
-    "                    [--session-timeout-ms T] [--count-requests] [--no-metrics]\n"
+    "                    [--session-timeout-ms T] [--heartbeat-ms H] [--count-requests]\n"
+    "                    [--no-metrics]\n"
     "                    [--no-cleanup] [--verbose]\n"
     "                    [--locks L] [--seconds D] [--gate DIR] [--latency-file F]  (fleet)\n"
     "  uncontended  one session, K lock+unlock cycles (K default 2000)\n"
@@ -45,6 +47,8 @@ constexpr const char* kUsage =
     "Prints one JSON line on stdout (--json is the default and only format).\n"
     "--count-requests adds req_<operation>_per_acq: zklock's requests by kind, counted "
     "client-side.\n"
+    "--heartbeat-ms sets the sessions' heartbeat interval (SessionOptions::heartbeat_interval;\n"
+    "default T/20), to measure what the idle sessions' heartbeats cost the servers.\n"
     "--no-metrics turns the sessions' lock figures off (SessionOptions::metrics), to measure "
     "their cost.\n";
 
@@ -113,6 +117,8 @@ int main(int argc, char** argv) {
       ok = take(o.gate_dir) && !o.gate_dir.empty();
     } else if (arg == "--latency-file") {
       ok = take(o.latency_file) && !o.latency_file.empty();
+    } else if (arg == "--heartbeat-ms") {
+      ok = take(v) && parse_int(v.c_str(), o.heartbeat_ms);
     } else if (arg == "--session-timeout-ms") {
       ok = take(v) && parse_int(v.c_str(), o.session_timeout_ms);
     } else {

@@ -15,8 +15,9 @@ struct BenchOptions {
   int iterations = 0;  // 0: the mode's default
   std::string path;    // empty: /bench/zklock-<pid>-<random>
   int session_timeout_ms = 10000;
-  bool verbose = false;         // let the ZooKeeper client's warnings through to stderr
-  bool cleanup = true;          // remove the znodes the run created
+  int heartbeat_ms = 0;  // --heartbeat-ms: SessionOptions::heartbeat_interval (0: zklock's, T/20)
+  bool verbose = false;  // let the ZooKeeper client's warnings through to stderr
+  bool cleanup = true;   // remove the znodes the run created
   bool count_requests = false;  // count zklock's requests by operation (through a FaultHook)
   bool metrics = true;          // --no-metrics: SessionOptions::metrics off (the figures' cost)
   // The fleet mode's (fleet_workload.cpp):
