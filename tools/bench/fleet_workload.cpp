@@ -49,14 +49,19 @@ void run_fleet(const BenchOptions& o, JsonLine& out) {
   const int n = o.clients > 0 ? o.clients : 10;
   const int locks = o.locks > 0 ? o.locks : 20;
   const int duration_s = o.seconds > 0 ? o.seconds : 10;
-  RunPath run(o);
+  const std::string base = lock_path(o);
   std::vector<std::string> paths;
-  for (int k = 0; k < locks; ++k) {
-    std::string name = std::to_string(k);
-    paths.push_back(run.path() + "/lock-" +
-                    std::string(name.size() < 3 ? 3 - name.size() : 0, '0') + name);
-    // Untimed: the window measures acquisitions, not the first process creating the lock paths.
-    ensure_path(run.session(), paths.back());
+  {
+    // Untimed, on a session of its own that is closed before the window: the window measures
+    // acquisitions, not the first process creating the lock paths, and the servers see the
+    // fleet's sessions only (an idle extra session per process would add its heartbeats).
+    const auto setup = open_session(o);
+    for (int k = 0; k < locks; ++k) {
+      std::string name = std::to_string(k);
+      paths.push_back(base + "/lock-" + std::string(name.size() < 3 ? 3 - name.size() : 0, '0') +
+                      name);
+      ensure_path(*setup, paths.back());
+    }
   }
 
   // Exclusion checked per lock among this process's sessions (the other processes' holders are
@@ -139,7 +144,9 @@ void run_fleet(const BenchOptions& o, JsonLine& out) {
   // The lock paths are shared with the fleet's other processes, which may still be using them:
   // only a run on its own fresh path (no --path) removes them.
   if (o.path.empty() && o.cleanup) {
-    for (const auto& p : paths) remove_quietly(run.session(), p);
+    zklock::Session& s = *workers.sessions.front();
+    for (const auto& p : paths) remove_quietly(s, p);
+    remove_quietly(s, base);
   }
   workers.sessions.clear();
 
