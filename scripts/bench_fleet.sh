@@ -40,6 +40,7 @@
 #              sessions' own traffic (heartbeats), in packets per second per session
 #   WARMUP     (15) seconds of a discarded 2 x SESSIONS run of each implementation before the
 #              sweep, so that the servers' JIT is warm (0: none)
+#   CLIENT_GRACE (120) seconds a client process may take past its loop's end before it is stopped
 #   SERVER_HEAP (1g) each server's -Xmx          CLIENT_HEAP (256m) each Curator JVM's -Xmx
 #   RESULTS    JSON-lines output (default: in a fresh temporary directory, kept)
 #   ZK_CLASSPATH, JAVA_DIR (/usr/share/java) as in bench_compare.sh
@@ -207,9 +208,21 @@ run_fleet() {
   sleep "$(echo "$DURATION - 0.5" | bc -l)"
   proc_snapshot >"$g/after"
   mntr_snapshot >>"$g/after"
-  local failed=0
-  for i in "${client_pids[@]}"; do wait "$i" || failed=1; done
+  # The processes end their loops DURATION seconds after the go; one still running CLIENT_GRACE
+  # seconds later is stuck (a machine so loaded that its sessions expired was seen: other users'
+  # jobs at a load average of 200) and is stopped: it then has no line, and the run reports it.
+  local failed=0 stuck=0
+  for _ in $(seq $((CLIENT_GRACE * 10))); do
+    local alive=0
+    for i in "${client_pids[@]}"; do kill -0 "$i" 2>/dev/null && alive=1; done
+    ((alive)) || break
+    sleep 0.1
+  done
+  for i in "${client_pids[@]}"; do
+    if kill -0 "$i" 2>/dev/null; then stuck=1; stop_pid "$i"; else wait "$i" || failed=1; fi
+  done
   client_pids=()
+  ((stuck)) && note "$impl P=$np: processes still running ${CLIENT_GRACE} s after their loops' end were stopped"
   ((failed)) && note "$impl P=$np: a process failed: $(cat "$g"/err.* | tail -3)"
   "$PY" - "$g" "$impl" "$np" "$rep" "$ns" "$LOCKS" "$DURATION" "$FORCESYNC" >>"$results" <<'EOF'
 import glob, json, os, sys
@@ -305,7 +318,9 @@ r["fsyncs"] = delta("zk_cnt_fsynctime")
 r["avg_fsync_ms"] = [num(a, "zk_avg_fsynctime") for a in sa]
 # Packets per second per connected, idle session (3 of the packets are the 4lw reads themselves).
 i0, i1, it0, it1 = open(f"{g}/idle").read().split()
-r["idle_packets_per_session_s"] = round((int(i1) - int(i0) - 3) / (float(it1) - float(it0)) / (np_ * sessions), 3)
+# (A server that did not answer reads as 0: no figure then.)
+r["idle_packets_per_session_s"] = (round((int(i1) - int(i0) - 3) / (float(it1) - float(it0)) / (np_ * sessions), 3)
+                                   if int(i0) > 0 and int(i1) > int(i0) else None)
 # zklock's requests by kind per acquisition, counted in the client (--count-requests: every
 # request of its connections, the heartbeats' exists and sync included).
 for k in sorted({k for l in lines for k in l if k.startswith("req_") and k.endswith("_per_acq")}):
@@ -417,7 +432,7 @@ main() {
   [[ -x $bin ]] || { note "$bin not found (build target zklock-bench first)"; exit 2; }
   PROCESSES=${PROCESSES:-"1x1 1x3 1 5 10 20"} SESSIONS=${SESSIONS:-10} LOCKS=${LOCKS:-20}
   DURATION=${DURATION:-8} REPS=${REPS:-3} IMPLS=${IMPLS:-"zklock curator"}
-  WARMUP=${WARMUP:-15} IDLE=${IDLE:-4} SLOW_HEARTBEAT_MS=${SLOW_HEARTBEAT_MS:-3333} FORCESYNC=${FORCESYNC:-yes} SERVER_HEAP=${SERVER_HEAP:-1g} CLIENT_HEAP=${CLIENT_HEAP:-256m}
+  WARMUP=${WARMUP:-15} IDLE=${IDLE:-4} CLIENT_GRACE=${CLIENT_GRACE:-120} SLOW_HEARTBEAT_MS=${SLOW_HEARTBEAT_MS:-3333} FORCESYNC=${FORCESYNC:-yes} SERVER_HEAP=${SERVER_HEAP:-1g} CLIENT_HEAP=${CLIENT_HEAP:-256m}
   bench_classpaths
   work=$(mktemp -d /tmp/zklock-bench-fleet.XXXXXX)
   results=${RESULTS:-$work/results.jsonl}

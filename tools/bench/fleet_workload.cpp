@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "workload_common.h"
@@ -57,10 +58,11 @@ void run_fleet(const BenchOptions& o, JsonLine& out) {
     // fleet's sessions only (an idle extra session per process would add its heartbeats).
     const auto setup = open_session(o);
     for (int k = 0; k < locks; ++k) {
-      std::string name = std::to_string(k);
-      paths.push_back(base + "/lock-" + std::string(name.size() < 3 ? 3 - name.size() : 0, '0') +
-                      name);
-      ensure_path(*setup, paths.back());
+      const std::string number = std::to_string(k);
+      std::string path = base;
+      path.append("/lock-").append(number.size() < 3 ? 3 - number.size() : 0, '0').append(number);
+      ensure_path(*setup, path);
+      paths.push_back(std::move(path));
     }
   }
 
