@@ -42,10 +42,10 @@ PY=/usr/bin/python3
 [[ -x $PY ]] || PY=python3
 server_pid=
 note() { echo "bench_compare: $*" >&2; }
+# fourlw, port_in_use, bench_classpaths, compile_curator, stop_pid
+source "$repo/scripts/bench_lib.sh"
 
 # ---- the throwaway server (the approach of shared/peers/zkserver.sh) ----
-fourlw() { timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1; printf %s $2 >&3; cat <&3" 2>/dev/null; }
-port_in_use() { timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 start_server() { # forceSync
   local sync=$1 dir=$work/zk
   rm -rf "$dir" && mkdir -p "$dir/data"
@@ -72,11 +72,7 @@ CFG
   return 1
 }
 stop_server() {
-  [[ -n $server_pid ]] || return 0
-  kill "$server_pid" 2>/dev/null
-  for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$server_pid" 2>/dev/null
-  wait "$server_pid" 2>/dev/null
+  stop_pid "$server_pid"
   server_pid=
 }
 # "packets notifications fsyncs" from mntr (notifications: the sums of the per-event watcher counts).
@@ -316,9 +312,8 @@ main() {
   DRAIN_SIZES=${DRAIN_SIZES:-"16 100 1000 10000"} DRAIN_PEER_SIZES=${DRAIN_PEER_SIZES:-"16 100 1000"}
   SYNC_MODES=${SYNC_MODES:-${FORCESYNC:-yes}}
   WORKLOADS=${WORKLOADS:-"uncontended contended queue many drain"}
-  J=${JAVA_DIR:-/usr/share/java}
-  ZK_CP=${ZK_CLASSPATH:-$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar:$J/metrics-core.jar:$J/commons-io.jar:$J/snappy-java.jar}
-  local curator_cp=$J/curator-framework.jar:$J/curator-client.jar:$J/curator-recipes.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar:$J/netty-handler.jar:$J/netty-common.jar:$J/netty-buffer.jar:$J/netty-transport.jar:$J/netty-codec.jar:$J/netty-resolver.jar:$J/netty-transport-native-epoll.jar:$J/netty-transport-native-unix-common.jar
+  bench_classpaths
+  local curator_cp=$CURATOR_CP
 
   work=$(mktemp -d /tmp/zklock-bench-compare.XXXXXX)
   results=${RESULTS:-$work/results.jsonl}
@@ -328,8 +323,7 @@ main() {
 
   # ---- the peers ----
   local have_curator=0 have_kazoo=0 have_raw=0
-  if command -v javac >/dev/null && [[ -f $J/curator-recipes.jar ]] &&
-     javac -d "$work/cls" -cp "$curator_cp" "$peers/CuratorBench.java" 2>"$work/javac.log"; then
+  if compile_curator "$work/cls" "$work/javac.log"; then
     have_curator=1
   else
     note "Curator skipped (javac or the Curator jars missing)"

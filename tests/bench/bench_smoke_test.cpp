@@ -7,7 +7,9 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "support/process.h"
 #include "support/temp_dir.h"
 #include "support/unique_name.h"
+#include "support/wait.h"
 #include "support/zk_server.h"
 
 namespace zklock::testing {
@@ -88,24 +91,33 @@ struct BenchRun {
   bool parsed = false;
 };
 
-BenchRun run_bench(const std::vector<std::string>& args) {
-  const TempDir dir("zklock-bench-smoke-");
+// zklock-bench with `args`, its stdout and stderr going to `log_path`.
+std::unique_ptr<ChildProcess> start_bench(const std::vector<std::string>& args,
+                                          const std::string& log_path) {
   std::vector<std::string> argv{ZKLOCK_BENCH_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
+  SpawnOptions options;
+  options.log_path = log_path;
+  return std::make_unique<ChildProcess>(argv, options);
+}
+
+// Waits for a zklock-bench started by start_bench() and reads its output.
+BenchRun finish_bench(ChildProcess& child) {
   BenchRun r;
-  {
-    SpawnOptions options;
-    options.log_path = dir.file("out.txt");
-    ChildProcess child(argv, options);
-    auto status = child.wait_exit(240s);
-    EXPECT_TRUE(status.has_value()) << "zklock-bench did not finish in time";
-    r.status = status ? *status : -1;
-    r.output = read_file(options.log_path);
-  }
+  auto status = child.wait_exit(240s);
+  EXPECT_TRUE(status.has_value()) << "zklock-bench did not finish in time";
+  r.status = status ? *status : -1;
+  r.output = read_file(child.log_path());
   std::string line = r.output;
   while (!line.empty() && line.back() == '\n') line.pop_back();
   r.parsed = line.find('\n') == std::string::npos && parse_flat_json(line, r.json);
   return r;
+}
+
+BenchRun run_bench(const std::vector<std::string>& args) {
+  const TempDir dir("zklock-bench-smoke-");
+  const auto child = start_bench(args, dir.file("out.txt"));
+  return finish_bench(*child);
 }
 
 // A lock path of the benchmark's own.
@@ -247,10 +259,66 @@ TEST(BenchSmoke, Drain) {
   EXPECT_LT(number(r, "wakeups_per_release"), 2) << r.output;
 }
 
+// The number of files in `dir` whose name starts with `prefix`.
+int count_files(const std::string& dir, const std::string& prefix) {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+TEST(BenchSmoke, Fleet) {
+  // A fleet of two processes, two sessions each, on the same two locks for 2 s, started together
+  // through the gate as scripts/bench_fleet.sh starts them: each connects, says it is ready, and
+  // waits for the go; both then take locks, no holders overlap, and no session failed.
+  const ServerRef server = shared_server();
+  const TempDir dir("zklock-bench-fleet-");
+  const std::string gate = dir.file("gate");
+  std::filesystem::create_directories(gate);
+  const std::string path = unique_path("fleet");
+  std::vector<std::unique_ptr<ChildProcess>> fleet;
+  fleet.reserve(2);
+  for (int p = 0; p < 2; ++p) {
+    fleet.push_back(start_bench({"--connect", server.connect, "--mode", "fleet", "--clients", "2",
+                                 "--locks", "2", "--seconds", "2", "--path", path, "--gate", gate,
+                                 "--latency-file", dir.file("lat." + std::to_string(p))},
+                                dir.file("out." + std::to_string(p))));
+  }
+  ASSERT_TRUE(wait_until([&] { return count_files(gate, "ready-") == 2; }, 120s))
+      << "the fleet's processes did not both get ready:\n"
+      << read_file(dir.file("out.0")) << read_file(dir.file("out.1"));
+  write_file(gate + "/go", "");
+  for (int p = 0; p < 2; ++p) {
+    BenchRun r = finish_bench(*fleet[static_cast<std::size_t>(p)]);
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)
+        << describe_wait_status(r.status) << "\n"
+        << r.output;
+    ASSERT_TRUE(r.parsed) << "output is not exactly one JSON line:\n" << r.output;
+    EXPECT_EQ(r.json["mode"], "\"fleet\"");
+    EXPECT_EQ(r.json["clients"], "2");
+    EXPECT_EQ(r.json["locks"], "2");
+    EXPECT_EQ(r.json["errors"], "0") << r.output;
+    EXPECT_EQ(r.json["overlaps"], "0") << r.output;
+    const double acquisitions = number(r, "acquisitions");
+    EXPECT_GT(acquisitions, 0) << r.output;
+    // The loop ran for --seconds from the go (give or take the last acquisition).
+    EXPECT_GE(number(r, "seconds"), 2) << r.output;
+    EXPECT_GT(number(r, "cpu_us_per_acq"), 0) << r.output;
+    EXPECT_GE(number(r, "gate_wait_s"), 0) << r.output;
+    EXPECT_GE(number(r, "p99_us"), number(r, "p50_us")) << r.output;
+    // One wait per acquisition in the latency file, for the fleet's percentiles.
+    EXPECT_EQ(static_cast<double>(lines_of(read_file(dir.file("lat." + std::to_string(p)))).size()),
+              acquisitions);
+  }
+}
+
 TEST(BenchSmoke, BadArgumentsExitWithTwo) {
   BenchRun r = run_bench({"--mode", "sideways"});
   EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << describe_wait_status(r.status);
   r = run_bench({"--clients", "zero"});
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << describe_wait_status(r.status);
+  r = run_bench({"--mode", "fleet", "--locks", "0"});
   EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << describe_wait_status(r.status);
 }
 

@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace zklock::bench {
@@ -20,6 +22,19 @@ using Clock = std::chrono::steady_clock;
 inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
       .count();
+}
+
+/// Polls, every `interval`, until `done` holds, or throws std::runtime_error(`what`) once `limit`
+/// has passed (the drain mode's queue and watches; the fleet's start gate, with a 1 ms interval so
+/// that the processes of a fleet start within a millisecond or two of each other).
+template <class Done>
+void poll_until(Done done, std::chrono::seconds limit, const char* what,
+                std::chrono::milliseconds interval = std::chrono::milliseconds(20)) {
+  const auto deadline = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > deadline) throw std::runtime_error(what);
+    std::this_thread::sleep_for(interval);
+  }
 }
 
 /// One JSON object on one line, keys in insertion order.

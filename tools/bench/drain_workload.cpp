@@ -23,16 +23,6 @@
 namespace zklock::bench {
 namespace {
 
-// Polls until `done` holds, or throws `what` once `limit` has passed.
-template <class Done>
-void poll_until(Done done, std::chrono::seconds limit, const char* what) {
-  const auto deadline = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > deadline) throw std::runtime_error(what);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
 // The largest upper bound among the buckets that counted something: a heartbeat took at most
 // that long (the histogram keeps buckets, not samples).
 double slowest_bucket_seconds(const zklock::Histogram& h) {

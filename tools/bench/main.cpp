@@ -1,9 +1,11 @@
 // zklock-bench: lock workloads on zklock, printing one JSON line per run (see docs/benchmarks.md).
 //
-//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async|drain
+//   zklock-bench --connect HOSTS --mode uncontended|contended|queue|shared|many|async|drain|fleet
 //                --clients N --iterations K
-//                [--json] [--path P] [--session-timeout-ms T] [--count-requests] [--no-metrics]
-//                [--no-cleanup] [--verbose]
+//                [--json] [--path P] [--session-timeout-ms T] [--heartbeat-ms H]
+//                [--count-requests] [--no-metrics]
+//                [--no-cleanup] [--verbose] [--locks L] [--seconds D] [--gate DIR]
+//                [--latency-file F]
 //
 // The output line has the keys of the peer programs (impl, mode, clients, iters, seconds,
 // ops_per_s, p50_us, p99_us, overlaps) plus the mode's own figures. Exit status: 0 when the line
@@ -20,10 +22,12 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: zklock-bench --connect HOSTS\n"
-    "                    --mode uncontended|contended|queue|shared|many|async|drain\n"
+    "                    --mode uncontended|contended|queue|shared|many|async|drain|fleet\n"
     "                    [--clients N] [--iterations K] [--json] [--path P]\n"
-    "                    [--session-timeout-ms T] [--count-requests] [--no-metrics]\n"
+    "                    [--session-timeout-ms T] [--heartbeat-ms H] [--count-requests]\n"
+    "                    [--no-metrics]\n"
     "                    [--no-cleanup] [--verbose]\n"
+    "                    [--locks L] [--seconds D] [--gate DIR] [--latency-file F]  (fleet)\n"
     "  uncontended  one session, K lock+unlock cycles (K default 2000)\n"
     "  contended    N sessions, a thread each, K cycles each on one lock (N 16, K 60)\n"
     "  queue        N waiters queue behind a held lock, which is then released; the queue drains\n"
@@ -36,9 +40,15 @@ constexpr const char* kUsage =
     "               blocking lock() calls on a thread each (N 500)\n"
     "  drain        N asynchronous waiters of one Mutex on one session queue and drain: time\n"
     "               and CPU per waiter, the session's Suspended/Lost and heartbeats (N 10000)\n"
+    "  fleet        one process of a fleet: N sessions, a thread each, loop for D seconds (10)\n"
+    "               on a lock picked at random among L (20) under --path, shared by every\n"
+    "               process given that --path (N 10); --gate DIR: write DIR/ready-<pid> once\n"
+    "               connected, start when DIR/go exists; --latency-file F: every wait (us)\n"
     "Prints one JSON line on stdout (--json is the default and only format).\n"
     "--count-requests adds req_<operation>_per_acq: zklock's requests by kind, counted "
     "client-side.\n"
+    "--heartbeat-ms sets the sessions' heartbeat interval (SessionOptions::heartbeat_interval;\n"
+    "default T/20), to measure what the idle sessions' heartbeats cost the servers.\n"
     "--no-metrics turns the sessions' lock figures off (SessionOptions::metrics), to measure "
     "their cost.\n";
 
@@ -99,6 +109,16 @@ int main(int argc, char** argv) {
       ok = take(v) && parse_int(v.c_str(), o.clients);
     } else if (arg == "--iterations") {
       ok = take(v) && parse_int(v.c_str(), o.iterations);
+    } else if (arg == "--locks") {
+      ok = take(v) && parse_int(v.c_str(), o.locks);
+    } else if (arg == "--seconds") {
+      ok = take(v) && parse_int(v.c_str(), o.seconds);
+    } else if (arg == "--gate") {
+      ok = take(o.gate_dir) && !o.gate_dir.empty();
+    } else if (arg == "--latency-file") {
+      ok = take(o.latency_file) && !o.latency_file.empty();
+    } else if (arg == "--heartbeat-ms") {
+      ok = take(v) && parse_int(v.c_str(), o.heartbeat_ms);
     } else if (arg == "--session-timeout-ms") {
       ok = take(v) && parse_int(v.c_str(), o.session_timeout_ms);
     } else {
@@ -125,6 +145,8 @@ int main(int argc, char** argv) {
       zklock::bench::run_many(o, out);
     } else if (o.mode == "drain") {
       zklock::bench::run_drain(o, out);
+    } else if (o.mode == "fleet") {
+      zklock::bench::run_fleet(o, out);
     } else {
       std::fprintf(stderr, "zklock-bench: unknown mode '%s'\n%s", o.mode.c_str(), kUsage);
       return 2;

@@ -20,6 +20,7 @@ zklock::SessionOptions session_options(const BenchOptions& o) {
   zklock::SessionOptions so;
   so.connect = o.connect;
   so.session_timeout = std::chrono::milliseconds(o.session_timeout_ms);
+  so.heartbeat_interval = std::chrono::milliseconds(o.heartbeat_ms);
   so.connect_timeout = 15s;
   so.metrics = o.metrics;
   // stdout carries the one JSON line; stderr stays quiet unless --verbose.

@@ -15,10 +15,16 @@ struct BenchOptions {
   int iterations = 0;  // 0: the mode's default
   std::string path;    // empty: /bench/zklock-<pid>-<random>
   int session_timeout_ms = 10000;
-  bool verbose = false;         // let the ZooKeeper client's warnings through to stderr
-  bool cleanup = true;          // remove the znodes the run created
+  int heartbeat_ms = 0;  // --heartbeat-ms: SessionOptions::heartbeat_interval (0: zklock's, T/20)
+  bool verbose = false;  // let the ZooKeeper client's warnings through to stderr
+  bool cleanup = true;   // remove the znodes the run created
   bool count_requests = false;  // count zklock's requests by operation (through a FaultHook)
   bool metrics = true;          // --no-metrics: SessionOptions::metrics off (the figures' cost)
+  // The fleet mode's (fleet_workload.cpp):
+  int locks = 0;             // --locks: lock paths shared by the fleet (0: the mode's default)
+  int seconds = 0;           // --seconds: how long the sessions loop (0: the mode's default)
+  std::string gate_dir;      // --gate: ready-<pid> written there, then wait for <dir>/go
+  std::string latency_file;  // --latency-file: every wait, in microseconds, one per line
 };
 
 // uncontended: one session, `iterations` lock()+unlock() cycles on one lock.
@@ -43,5 +49,10 @@ void run_async(const BenchOptions& o, JsonLine& out);
 // a hold and drain; time and CPU per waiter, the session's state changes and heartbeats meanwhile
 // (drain_workload.cpp).
 void run_drain(const BenchOptions& o, JsonLine& out);
+// fleet: one process of a fleet. `clients` sessions (default 10), a thread each, loop for
+// `seconds` (default 10) taking and releasing a lock picked at random, each time, among `locks`
+// (default 20) paths under --path, which every process of the fleet is given
+// (fleet_workload.cpp; scripts/bench_fleet.sh runs the fleet).
+void run_fleet(const BenchOptions& o, JsonLine& out);
 
 }  // namespace zklock::bench

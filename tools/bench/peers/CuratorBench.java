@@ -8,7 +8,14 @@
 // InterProcessMutex on one path, queue behind the main thread's hold and drain (CURATOR-716's
 // setting), with drain_seconds, drain_us_per_waiter, cpu_us_per_waiter_drain and
 // queue_build_seconds as zklock-bench's drain mode.
+// And a fleet mode, zklock-bench --mode fleet's: one process of a fleet, CLIENTS sessions (a
+// CuratorFramework each, a thread each) loop for SECONDS taking and releasing an InterProcessMutex
+// picked at random, each time, among LOCKS paths under BASE, which every process of the fleet is
+// given; GATE_DIR: write GATE_DIR/ready-<pid> once connected and start when GATE_DIR/go exists;
+// LATENCY_FILE: every wait in microseconds, one per line (scripts/bench_fleet.sh).
 // usage: java CuratorBench HOSTS MODE CLIENTS ITERS   (prints one JSON line)
+//        java CuratorBench HOSTS fleet CLIENTS SECONDS LOCKS BASE [GATE_DIR|- [LATENCY_FILE]]
+import java.nio.file.*;
 import java.util.*;
 import java.util.concurrent.*;
 import java.util.concurrent.atomic.*;
@@ -67,6 +74,95 @@ public class CuratorBench {
     cf.delete().deletingChildrenIfNeeded().forPath(path);
     cf.close();
   }
+  static void fleet(String hosts, int n, int seconds, int locks, String base, String gate,
+                    String latencyFile) throws Exception {
+    List<CuratorFramework> cfs = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      CuratorFramework cf = CuratorFrameworkFactory.newClient(hosts, 10000, 5000, new RetryNTimes(3, 100));
+      cf.start();
+      cf.blockUntilConnected();
+      cfs.add(cf);
+    }
+    // The lock paths exist beforehand (untimed), as in zklock-bench's fleet mode.
+    String[] paths = new String[locks];
+    for (int k = 0; k < locks; k++) {
+      paths[k] = base + String.format(Locale.ROOT, "/lock-%03d", k);
+      try {
+        cfs.get(0).create().creatingParentsIfNeeded().forPath(paths[k]);
+      } catch (org.apache.zookeeper.KeeperException.NodeExistsException e) {
+        // another process of the fleet made it
+      }
+    }
+    AtomicInteger[] inside = new AtomicInteger[locks];
+    for (int k = 0; k < locks; k++) inside[k] = new AtomicInteger();
+    AtomicInteger overlaps = new AtomicInteger(), errors = new AtomicInteger();
+    AtomicReference<String> firstError = new AtomicReference<>();
+    List<Long> lat = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch start = new CountDownLatch(1);
+    AtomicLong deadline = new AtomicLong();
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      InterProcessMutex[] mine = new InterProcessMutex[locks];
+      for (int k = 0; k < locks; k++) mine[k] = new InterProcessMutex(cfs.get(i), paths[k]);
+      final long seed = ProcessHandle.current().pid() * 7919L + i;
+      Thread t = new Thread(() -> {
+        Random pick = new Random(seed);
+        List<Long> waits = new ArrayList<>();
+        try {
+          start.await();
+          long end = deadline.get();
+          while (System.nanoTime() - end < 0) {
+            int k = pick.nextInt(locks);
+            long t0 = System.nanoTime();
+            mine[k].acquire();
+            waits.add(System.nanoTime() - t0);
+            if (inside[k].incrementAndGet() != 1) overlaps.incrementAndGet();
+            inside[k].decrementAndGet();
+            mine[k].release();
+          }
+        } catch (Exception e) {
+          // As zklock-bench: a failed acquire ends this session's loop and is counted.
+          errors.incrementAndGet();
+          firstError.compareAndSet(null, e.toString());
+        }
+        lat.addAll(waits);
+      });
+      t.start();
+      threads.add(t);
+    }
+    double gateWait = 0;
+    if (gate != null) {
+      Files.createFile(Paths.get(gate, "ready-" + ProcessHandle.current().pid()));
+      long w0 = System.nanoTime();
+      Path go = Paths.get(gate, "go");
+      while (!Files.exists(go)) {
+        if (System.nanoTime() - w0 > 600_000_000_000L) throw new RuntimeException("no go in 600 s");
+        Thread.sleep(1);
+      }
+      gateWait = (System.nanoTime() - w0) / 1e9;
+    }
+    double cpu0 = cpuMicros();
+    long t0 = System.nanoTime();
+    deadline.set(t0 + seconds * 1_000_000_000L);
+    start.countDown();
+    for (Thread t : threads) t.join();
+    double secs = (System.nanoTime() - t0) / 1e9, cpu = cpuMicros() - cpu0;
+    List<Long> s = new ArrayList<>(lat);
+    Collections.sort(s);
+    if (latencyFile != null) {
+      StringBuilder b = new StringBuilder();
+      for (long v : s) b.append(v / 1000).append('\n');
+      Files.writeString(Paths.get(latencyFile), b);
+    }
+    int total = s.size();
+    System.out.printf(Locale.ROOT,
+        "{\"impl\": \"curator\", \"mode\": \"fleet\", \"clients\": %d, \"iters\": %d, \"seconds\": %.4f, \"ops_per_s\": %.1f, \"p50_us\": %s, \"p99_us\": %s, \"overlaps\": %d, \"locks\": %d, \"acquisitions\": %d, \"cpu_us\": %.0f, \"cpu_us_per_acq\": %.1f, \"gate_wait_s\": %.3f, \"errors\": %d%s}%n",
+        n, total / n, secs, total / secs, pct(s, 0.5), pct(s, 0.99), overlaps.get(), locks, total, cpu,
+        total > 0 ? cpu / total : 0.0, gateWait, errors.get(),
+        firstError.get() == null ? "" : ", \"first_error\": \"" + firstError.get().replace("\\", "").replace("\"", "'") + "\"");
+    for (CuratorFramework cf : cfs) cf.close();
+  }
+
   static String pct(List<Long> s, double q) {
     if (s.isEmpty()) return "null";
     return String.format(Locale.ROOT, "%.1f", s.get((int) (s.size() * q)) / 1e3);
@@ -77,6 +173,11 @@ public class CuratorBench {
     int clients = Integer.parseInt(a[2]), iters = Integer.parseInt(a[3]);
     if (mode.equals("drain")) {
       drain(hosts, clients);
+      return;
+    }
+    if (mode.equals("fleet")) {
+      String gate = a.length > 6 && !a[6].equals("-") ? a[6] : null;
+      fleet(hosts, clients, iters, Integer.parseInt(a[4]), a[5], gate, a.length > 7 ? a[7] : null);
       return;
     }
     int n = mode.equals("uncontended") ? 1 : clients;
