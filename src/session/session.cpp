@@ -1,5 +1,7 @@
 #include "zklock/session.h"
 
+#include <array>
+#include <cstdio>
 #include <utility>
 
 #include "base/paths.h"
@@ -123,6 +125,13 @@ void Session::close() noexcept {
 
 SessionState Session::state() const noexcept { return core_->state(); }
 std::int64_t Session::session_id() const noexcept { return core_->session_id(); }
+
+std::string session_id_hex(std::int64_t session_id) {
+  std::array<char, 24> text{};
+  std::snprintf(text.data(), text.size(), "0x%llx",
+                static_cast<unsigned long long>(static_cast<std::uint64_t>(session_id)));
+  return text.data();
+}
 unsigned Session::generation() const noexcept { return core_->generation(); }
 std::chrono::milliseconds Session::negotiated_timeout() const noexcept {
   return core_->negotiated_timeout();

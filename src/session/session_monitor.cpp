@@ -3,8 +3,6 @@
 // The rest of SessionCore: session_core.cpp (state, requests), session_generation.cpp (opening
 // and ending generations, connection events).
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <utility>
 
 #include "session/session_core.h"
@@ -29,12 +27,6 @@ LinkPhase to_link_phase(ConnectionPhase p) {
       return LinkPhase::kEnded;
   }
   return LinkPhase::kConnecting;
-}
-
-std::string hex_id(std::int64_t id) {
-  std::array<char, 32> text{};
-  std::snprintf(text.data(), text.size(), "0x%llx", static_cast<unsigned long long>(id));
-  return text.data();
 }
 
 // The monitor keeps the session's state current only while it runs: a step that holds a pass up
@@ -74,7 +66,7 @@ class MonitorStopwatch {
   void report(const char* what, SteadyClock::duration took) const {
     if (took < limit_) return;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
-    log_.log(LogLevel::kWarn, "session " + hex_id(session_id_.load()) +
+    log_.log(LogLevel::kWarn, "session " + session_id_hex(session_id_.load()) +
                                   ": its monitor was held up " + std::to_string(ms) + " ms " +
                                   what + "; Suspended and Lost could not be told meanwhile");
   }
@@ -106,7 +98,7 @@ struct SessionCore::Actions {
 // One line in zklock's own words per transition that matters (log.h says what shows at which
 // level).
 void SessionCore::log_transition_locked(SessionState previous, SessionState next) {
-  const std::string session = "session " + hex_id(session_id_.load());
+  const std::string session = "session " + session_id_hex(session_id_.load());
   const auto now = SteadyClock::now();
   switch (next) {
     case SessionState::kSuspended:

@@ -177,13 +177,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-std::string hex(std::int64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx",
-                static_cast<unsigned long long>(static_cast<std::uint64_t>(v)));
-  return buf;
-}
-
 std::string no_spaces(std::string s) {
   for (char& c : s) {
     if (c == ' ' || c == '\t' || c == '\n' || c == '=') c = '_';
@@ -348,11 +341,12 @@ int run_holder() {
   session->add_listener([](const zklock::SessionEvent& e) {
     g_log.line("session", "state=" + std::string(zklock::to_string(e.state)) +
                               " prev=" + std::string(zklock::to_string(e.previous)) +
-                              " gen=" + std::to_string(e.generation) + " sid=" + hex(e.session_id));
+                              " gen=" + std::to_string(e.generation) +
+                              " sid=" + zklock::session_id_hex(e.session_id));
   });
   g_log.line("session",
              "state=Connected prev=Connecting gen=" + std::to_string(session->generation()) +
-                 " sid=" + hex(session->session_id()) + " timeout_ms=" +
+                 " sid=" + zklock::session_id_hex(session->session_id()) + " timeout_ms=" +
                  std::to_string(session->negotiated_timeout().count()) + " initial=1");
 
   Contest mutex(*session, o.path, o.election, "fault_holder " + o.id,
@@ -384,7 +378,8 @@ int run_holder() {
     g_end_hold = g_stop.load();
     g_log.line(zklock::testing::faults::to_ns(acq.acquired_at), "acquired",
                "token=" + std::to_string(token) + " seq=" + std::to_string(acq.sequence) +
-                   " gen=" + std::to_string(acq.generation) + " sid=" + hex(acq.session_id));
+                   " gen=" + std::to_string(acq.generation) +
+                   " sid=" + zklock::session_id_hex(acq.session_id));
 
     const auto hold_deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(o.hold_ms);

@@ -39,6 +39,20 @@ SessionOptions naming(const std::string& connect, std::vector<std::string> paths
   return o;
 }
 
+// A lock path whose figures the session `s` keeps apart (a named path), and a second session
+// (`other`: a rival holder, an operator) on the same server.
+struct NamedPath {
+  explicit NamedPath(const std::string& name)
+      : server(shared_server()),
+        path(unique_path(name)),
+        s(naming(server.connect, {path})),
+        other(options_for(server.connect)) {}
+  ServerRef server;
+  std::string path;
+  Session s;
+  Session other;
+};
+
 TEST(MetricsTest, MutexAcquisitionsTimeoutsAndHoldsAreCountedPerNamedPath) {
   auto server = shared_server();
   const std::string named = unique_path("named");
@@ -136,11 +150,10 @@ TEST(MetricsTest, EveryRecipeCountsUnderItsOwnName) {
 }
 
 TEST(MetricsTest, CancelledAndAsynchronousTimeoutsAreCounted) {
-  auto server = shared_server();
-  const std::string path = unique_path("cancel");
-  Session s(naming(server.connect, {path}));
-  Session rival(options_for(server.connect));
-  Mutex held(rival, path);
+  NamedPath named("cancel");
+  const std::string& path = named.path;
+  Session& s = named.s;
+  Mutex held(named.other, path);
   held.lock();
   Mutex m(s, path);
   std::promise<std::error_code> timed_out;
@@ -184,13 +197,12 @@ TEST(MetricsTest, AHolderLostToAFrozenServerIsCountedWithItsCause) {
 }
 
 TEST(MetricsTest, ANodeDeletedUnderTheHolderIsCountedAsSuch) {
-  auto server = shared_server();
-  const std::string path = unique_path("deleted");
-  Session s(naming(server.connect, {path}));
-  Session operator_session(options_for(server.connect));
+  NamedPath named("deleted");
+  const std::string& path = named.path;
+  Session& s = named.s;
   Mutex m(s, path);
   m.lock();
-  operator_session.remove(m.acquisition()->node_path);
+  named.other.remove(m.acquisition()->node_path);  // an operator deletes it
   ASSERT_TRUE(m.wait_lost_for(30s));
   EXPECT_EQ(ended(figures(s.metrics(), Recipe::kMutex, path), HoldEnd::kNodeDeleted), 1u);
   m.unlock();

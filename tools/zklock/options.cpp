@@ -1,6 +1,5 @@
 #include "options.h"
 
-#include <cstdio>
 #include <utility>
 
 #include "duration.h"
@@ -50,13 +49,6 @@ std::unique_ptr<Session> open_session(const CommonOptions& options, const Consol
                session_id_hex(session->session_id()) + ", timeout " +
                format_duration(session->negotiated_timeout()) + ")");
   return session;
-}
-
-std::string session_id_hex(std::int64_t session_id) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx",
-                static_cast<unsigned long long>(static_cast<std::uint64_t>(session_id)));
-  return buf;
 }
 
 }  // namespace zklock::cli

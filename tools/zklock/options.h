@@ -54,7 +54,4 @@ struct LockOptions {
 std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console,
                                       std::vector<std::string> metrics_paths = {});
 
-/// "0x" and the session id in lower-case hex, as ZooKeeper's own tools print it.
-std::string session_id_hex(std::int64_t session_id);
-
 }  // namespace zklock::cli

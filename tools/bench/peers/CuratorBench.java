@@ -74,8 +74,8 @@ public class CuratorBench {
     cf.delete().deletingChildrenIfNeeded().forPath(path);
     cf.close();
   }
-  static void fleet(String hosts, int n, int seconds, int locks, String base, String gate,
-                    String latencyFile) throws Exception {
+  // n clients (a session each), connected: 10 s sessions, as zklock-bench's.
+  static List<CuratorFramework> connect(String hosts, int n) throws InterruptedException {
     List<CuratorFramework> cfs = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       CuratorFramework cf = CuratorFrameworkFactory.newClient(hosts, 10000, 5000, new RetryNTimes(3, 100));
@@ -83,6 +83,11 @@ public class CuratorBench {
       cf.blockUntilConnected();
       cfs.add(cf);
     }
+    return cfs;
+  }
+  static void fleet(String hosts, int n, int seconds, int locks, String base, String gate,
+                    String latencyFile) throws Exception {
+    List<CuratorFramework> cfs = connect(hosts, n);
     // The lock paths exist beforehand (untimed), as in zklock-bench's fleet mode.
     String[] paths = new String[locks];
     for (int k = 0; k < locks; k++) {
@@ -182,13 +187,7 @@ public class CuratorBench {
     }
     int n = mode.equals("uncontended") ? 1 : clients;
     String path = "/bench/curator-" + UUID.randomUUID().toString().substring(0, 8);
-    List<CuratorFramework> cfs = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      CuratorFramework cf = CuratorFrameworkFactory.newClient(hosts, 10000, 5000, new RetryNTimes(3, 100));
-      cf.start();
-      cf.blockUntilConnected();
-      cfs.add(cf);
-    }
+    List<CuratorFramework> cfs = connect(hosts, n);
     AtomicInteger inside = new AtomicInteger(), overlaps = new AtomicInteger();
     AtomicLong lastUnlock = new AtomicLong(Long.MIN_VALUE);
     CyclicBarrier gate = new CyclicBarrier(n + 1);
