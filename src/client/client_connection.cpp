@@ -71,6 +71,13 @@ ConnectionPhase ClientConnection::phase() const noexcept {
   const int s = zoo_state(zh_);
   if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) return ConnectionPhase::kConnected;
   if (s == ZOO_ASSOCIATING_STATE) return ConnectionPhase::kAssociating;
+  // Over TLS the C client is in its SSL_CONNECTING state (7; exported, not declared) from the
+  // TCP connect through the TLS handshake: counted as a handshake under way, so that a forced
+  // reconnect waits suspend_after for it instead of the reconnect interval - a server just back
+  // (a thawed JVM, an ASan build) may take longer than 150 ms to answer a handshake, and cutting
+  // each one off would keep the session from ever reconnecting.
+  constexpr int kSslConnectingState = 7;
+  if (tls_ && s == kSslConnectingState) return ConnectionPhase::kAssociating;
   if (s == ZOO_EXPIRED_SESSION_STATE || s == ZOO_AUTH_FAILED_STATE) return ConnectionPhase::kEnded;
   return ConnectionPhase::kConnecting;
 }

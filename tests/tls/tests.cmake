@@ -7,7 +7,7 @@ if(ZooKeeper_HAS_SSL)
   set(_tls ${CMAKE_CURRENT_LIST_DIR})
   zklock_add_test(tls_test ${_tls}/tls_test.cpp ${_tls}/tls_capture_test.cpp
                   LIBS zklock ZooKeeper::zookeeper_mt
-                  LABELS tls TIMEOUT 300)
+                  LABELS tls TIMEOUT 600)
   target_include_directories(tls_test PRIVATE ${_tls})
   target_compile_definitions(tls_test PRIVATE
     ZKLOCK_TEST_TLS_PKI_SCRIPT="${_tls}/make_pki.sh"

@@ -30,7 +30,9 @@ std::optional<TlsOptions> tls_options(const CommonOptions& options) {
                     static_cast<int>(!tls.cert_file.empty()) +
                     static_cast<int>(!tls.key_file.empty());
   if (given == 0) {
-    if (!tls.key_password.empty()) {
+    // $ZKLOCK_TLS_KEY_PASSWORD alone is ignored (it may be set for the runs that use TLS); the
+    // option alone is a mistake.
+    if (!options.tls_key_password.empty()) {
       throw Failure(exit_code::kUsage, "a TLS key password without --tls-key (or $ZKLOCK_TLS_KEY)");
     }
     return std::nullopt;
