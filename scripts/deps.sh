@@ -25,6 +25,10 @@ ZKLOCK_GATE_PACKAGES=(
   clang libclang-rt-14-dev             # tests/fuzz: clang 14 and its libFuzzer and sanitizer runtimes
   doxygen                              # the API reference (target docs)
   procps                               # pgrep: scripts/test.sh ci renices its background work
+  # The tls gate: scripts/zookeeper-client.sh builds ZooKeeper's C client with OpenSSL from
+  # Debian's source package (apt-get source needs dpkg-dev; autotools build it), and tests/tls
+  # captures loopback traffic with tcpdump.
+  libssl-dev dpkg-dev autoconf automake libtool tcpdump
 )
 
 zklock_install_deps() {

@@ -20,6 +20,10 @@
 #             revocation), shared mutex, async, lock set, semaphore, election, the figures and
 #             the event hook - under ThreadSanitizer (build-tsan/, tests/tsan.supp)
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
+#     tls     the TLS suite (tests/tls, ctest -L tls) in build-tls/ (TLS_BUILD_DIR), against
+#             ZooKeeper's own C client built with OpenSSL by scripts/zookeeper-client.sh into
+#             build-tls/zookeeper-client - once: later runs reuse it while the installed
+#             zookeeper version is the same
 #   A gate that fails does not stop the others; the run fails if any did. In `ci` each test runs
 #   once: `suite` runs the out-of-process suites, `asan` the in-process ones and the unit tier.
 #
@@ -117,6 +121,19 @@ gate_tsan() {
   build_tsan
   run_tsan
 }
+# The TLS build holds the library (a unity build, as the sanitizer builds) and the TLS suite only.
+tls_build=${TLS_BUILD_DIR:-build-tls}
+build_tls() {
+  scripts/zookeeper-client.sh "$tls_build/zookeeper-client"
+  configure "$tls_build" -DZooKeeper_ROOT="$PWD/$tls_build/zookeeper-client" -DCMAKE_UNITY_BUILD=ON \
+    -DZKLOCK_BUILD_EXAMPLES=OFF -DZKLOCK_BUILD_TOOLS=OFF -DZKLOCK_BUILD_OUT_OF_PROCESS_SUITES=OFF
+  cmake --build "$tls_build" -j"$jobs" --target tls_test
+}
+run_tls() { run_ctest "$tls_build" "$jobs" -L tls --no-tests=error; }
+gate_tls() {
+  build_tls
+  run_tls
+}
 build_fuzz() { scripts/fuzz.sh build; }
 run_fuzz() { scripts/fuzz.sh run; }
 gate_fuzz() { scripts/fuzz.sh; }
@@ -129,7 +146,7 @@ if [ ${#gates[@]} -eq 0 ]; then
   gates=(build)
 elif [ "${gates[*]}" = "ci" ]; then
   ci=true
-  gates=(format docs compile tidy suite demo asan tsan fuzz)
+  gates=(format docs compile tidy suite demo asan tsan fuzz tls)
   werror=ON
   # RelWithDebInfo with line tables only (-g1): a fifth less compile time than -g, and a
   # backtrace still names file and line.
@@ -150,7 +167,7 @@ done
 # What the gates need beyond the build: clang-format, clang-tidy, clang, doxygen.
 needs_gate_tools=false
 for g in "${gates[@]}"; do
-  case $g in format | tidy | docs | fuzz) needs_gate_tools=true ;; esac
+  case $g in format | tidy | docs | fuzz | tls) needs_gate_tools=true ;; esac
 done
 if $needs_gate_tools; then zklock_install_deps gates; else zklock_install_deps; fi
 
@@ -228,6 +245,7 @@ ci_build() {
   echo "$rc $((SECONDS - start))" >"$builds_dir/$1"
 }
 ci_build_fuzz() { ci_build fuzz; }
+ci_build_tls() { ci_build tls; }
 # A sanitizer or fuzz gate in `ci`: its build ran before (ci_build); now the run.
 run_built_gate() {  # NAME
   local start=$SECONDS rc=0 build_rc build_time
@@ -282,6 +300,7 @@ if $ci; then
   # Then the suite and the demo, with tidy and the fuzz build in the background (the same way).
   start_background tidy gate_tidy "$background_niceness"
   start_background fuzz-build ci_build_fuzz "$background_niceness"
+  start_background tls-build ci_build_tls "$background_niceness"
   if [ "${background_status[compile]}" -eq 0 ]; then
     run_gate suite
     run_gate demo
@@ -291,6 +310,8 @@ if $ci; then
   fi
   finish_background fuzz-build
   run_built_gate fuzz
+  finish_background tls-build
+  run_built_gate tls
   finish_background tidy
   record tidy "${background_status[tidy]}" "${background_time[tidy]}" "in the background"
   rm -rf "$builds_dir"

@@ -37,6 +37,25 @@ Errc error_of(Fn&& fn) {
   return Errc::ok;
 }
 
+// TLS asked of a zklock whose C client has none (Debian's): refused at construction, before any
+// connection is made (the connect string names no server), naming the fix - never plain text.
+// tests/tls covers a client with TLS.
+TEST(SessionTlsTest, TlsAskedOfAClientWithoutItIsATlsErrorNamingTheFix) {
+  if (Session::tls_available()) GTEST_SKIP() << "this build's C client has TLS (tests/tls)";
+  SessionOptions o = options_for("127.0.0.1:1");
+  o.tls = TlsOptions{"ca.pem", "client.pem", "client.key", ""};
+  try {
+    Session s(o);
+    FAIL() << "a Session without TLS";
+  } catch (const TlsError& e) {
+    EXPECT_EQ(e.errc(), Errc::tls);
+    EXPECT_NE(std::string(e.what()).find("scripts/zookeeper-client.sh"), std::string::npos)
+        << e.what();
+  }
+  o.tls->ca_file = "a,b.pem";  // the C client splits its settings on commas
+  EXPECT_THROW(Session{o}, InvalidArgumentError);
+}
+
 TEST(SessionAclTest, WithCredentialsNoOneElseCanBreakTheLock) {
   auto server = shared_server();
   const std::string base = open_base(server.connect, "acl") + "/app";

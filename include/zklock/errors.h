@@ -66,6 +66,9 @@ enum class Errc : int {
   // A Semaphore's path stores another lease count than the Semaphore was given.
   lease_count_mismatch = 9,
   timed_out = 10,  // an asynchronous acquisition's deadline passed before it was acquired
+  // TLS was asked for and cannot be had: the C client has none, a TLS file or the key's password
+  // is unusable, or no server completed a TLS handshake (SessionOptions::tls).
+  tls = 11,
 };
 
 /// The category of Errc. Its name() is "zklock"; message() gives a sentence for each code.
@@ -118,6 +121,17 @@ class LockLostError : public Error {
 class CancelledError : public Error {
  public:
   explicit CancelledError(const std::string& what) : Error(Errc::cancelled, what) {}
+};
+
+/// TLS (SessionOptions::tls) was asked for and cannot be had: this zklock's C client was built
+/// without TLS, a certificate, key or CA file is unusable (unreadable, not PEM, expired, a wrong
+/// key password, a key that does not match the certificate), or no server completed a TLS
+/// handshake within the connect timeout (a CA that does not sign the server, a server that speaks
+/// plain text or nothing at all, a server that refuses our certificate). what() says which.
+/// Nothing is left running, and nothing was sent in plain text.
+class TlsError : public Error {
+ public:
+  explicit TlsError(const std::string& what) : Error(Errc::tls, what) {}
 };
 
 /// The semaphore path stores a lease count other than the one this Semaphore was constructed with

@@ -63,6 +63,14 @@ class Session {
   /// Throws: InvalidArgumentError for a bad connect string (empty, no port, bad port, malformed
   ///   chroot) or non-positive timeouts - before anything is sent. ConnectionLossError (code
   ///   connection_loss) when no server answered within connect_timeout; nothing is left running.
+  ///   With options.tls: TlsError (code tls), before anything is sent, when this zklock's C client
+  ///   has no TLS (tls_available()) or a TLS file is unusable (unreadable, not PEM, an expired
+  ///   certificate, a wrong key password, a key that is not the certificate's); and after
+  ///   connect_timeout when servers were reached but no TLS handshake completed (a plain-text
+  ///   port, a CA that does not sign the server, a server that refuses our certificate). A
+  ///   peer that accepts the connection and never answers gives ConnectionLossError after
+  ///   connect_timeout. Never a plain-text connection instead, never a wait past
+  ///   connect_timeout.
   explicit Session(SessionOptions options);
 
   /// Effects: close().
@@ -82,6 +90,15 @@ class Session {
 
   /// Returns: the current ZooKeeper session's id (0 while not yet connected).
   std::int64_t session_id() const noexcept;
+
+  /// Returns: true when this session's connections are TLS (SessionOptions::tls): every one of
+  ///   them, in every generation; there is no fallback to plain text.
+  bool encrypted() const noexcept;
+
+  /// Returns: true when this zklock was built against a ZooKeeper C client with TLS (one that
+  ///   exports zookeeper_init_ssl; Debian's has none - docs/security.md, the build's summary
+  ///   line "TLS in the client").
+  static bool tls_available() noexcept;
 
   /// Returns: how many ZooKeeper sessions this object has opened (1 for the first).
   unsigned generation() const noexcept;

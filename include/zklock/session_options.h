@@ -20,6 +20,21 @@ struct DigestCredentials {
   std::string password;
 };
 
+/// TLS between this client and ZooKeeper (docs/security.md). Every file is PEM. The servers serve
+/// TLS on their secureClientPort: `connect` must name those ports. The C client always presents a
+/// client certificate, so all three files are needed; with the servers' ssl.clientAuth=need, the
+/// certificate's subject is also this client's `x509` identity on the server.
+struct TlsOptions {
+  /// The CA certificate(s) that verify the servers' certificates.
+  std::string ca_file;
+  /// This client's certificate (followed by its chain, if any).
+  std::string cert_file;
+  /// This client's private key.
+  std::string key_file;
+  /// The private key's password; empty: the key is not encrypted.
+  std::string key_password;
+};
+
 struct SessionOptions {
   /// "host:port[,host:port...][/chroot]". Host names are resolved by zklock (when the Session
   /// opens, then every minute and when it reconnects, off its own threads' critical paths); the
@@ -39,10 +54,19 @@ struct SessionOptions {
   std::optional<DigestCredentials> credentials;
 
   /// The ACL of every node zklock creates: lock nodes, and the parents of a lock path it creates
-  /// (see acl.h for why both). Unset: creator_all_world_read() with credentials, open_acl()
-  /// without. An ACL naming the creator ("auth") needs credentials: the constructor throws
-  /// InvalidArgumentError otherwise.
+  /// (see acl.h for why both). Unset: creator_all_world_read() with credentials or TLS (the
+  /// server then stores the session's identities: its digest user, and with TLS the x509
+  /// subject of its certificate - which needs servers with ssl.clientAuth=need and the
+  /// X509AuthenticationProvider; against others, set open_acl() or your own ACL), open_acl()
+  /// without either. An ACL naming the creator ("auth") needs credentials or TLS: the
+  /// constructor throws InvalidArgumentError otherwise.
   std::optional<Acl> node_acl;
+
+  /// TLS to the servers; unset: plain TCP. Needs a zklock built against a C client with TLS
+  /// (Session::tls_available(), scripts/zookeeper-client.sh). The Session's constructor throws
+  /// TlsError when TLS cannot be had (never falls back to plain text) and InvalidArgumentError
+  /// for an empty file name or one with a ',' (the C client splits its TLS settings on commas).
+  std::optional<TlsOptions> tls;
 
   /// The C client's log lines go here (default: stderr, prefixed "zklock: ").
   LogSink log_sink;

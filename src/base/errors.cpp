@@ -93,6 +93,8 @@ class Category final : public std::error_category {
                "must be given the same count";
       case Errc::timed_out:
         return "not acquired before the deadline";
+      case Errc::tls:
+        return "TLS to ZooKeeper could not be set up";
     }
     return "ZooKeeper error " + std::to_string(code);
   }
@@ -131,6 +133,8 @@ void throw_error(Errc code, const std::string& context) {
       throw CancelledError(what);
     case Errc::lease_count_mismatch:
       throw LeaseCountMismatchError(what);
+    case Errc::tls:
+      throw TlsError(what);
     default:
       throw Error(code, what);
   }

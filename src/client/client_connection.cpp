@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "client/c_client.h"
+#include "client/tls.h"
 
 namespace zklock::detail {
 
@@ -19,17 +20,18 @@ ClientConnection::ClientConnection(const std::string& connect,
                                    std::chrono::milliseconds session_timeout, unsigned generation,
                                    ConnectionListener& listener, CLogCallback log_callback,
                                    std::shared_ptr<testing::FaultHook> fault_hook,
-                                   RequestCounters* counters)
+                                   RequestCounters* counters,
+                                   const std::optional<std::string>& tls_settings)
     : generation_(generation),
+      tls_(tls_settings.has_value()),
       listener_(listener),
       fault_hook_(std::move(fault_hook)),
       counters_(counters),
       hosts_(client_hosts(connect)) {
   errno = 0;
   const std::string client_connect = hosts_ + chroot_of(connect);
-  zh_ =
-      zookeeper_init2(client_connect.c_str(), &on_global, static_cast<int>(session_timeout.count()),
-                      nullptr, this, ZOO_NO_LOG_CLIENTENV, log_callback);
+  zh_ = open_handle(client_connect, &on_global, static_cast<int>(session_timeout.count()), this,
+                    log_callback, tls_settings);
   if (zh_ == nullptr) {
     throw InvalidArgumentError("connect string \"" + connect +
                                "\": the ZooKeeper client refused it (" +
@@ -69,6 +71,13 @@ ConnectionPhase ClientConnection::phase() const noexcept {
   const int s = zoo_state(zh_);
   if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) return ConnectionPhase::kConnected;
   if (s == ZOO_ASSOCIATING_STATE) return ConnectionPhase::kAssociating;
+  // Over TLS the C client is in its SSL_CONNECTING state (7; exported, not declared) from the
+  // TCP connect through the TLS handshake: counted as a handshake under way, so that a forced
+  // reconnect waits suspend_after for it instead of the reconnect interval - a server just back
+  // (a thawed JVM, an ASan build) may take longer than 150 ms to answer a handshake, and cutting
+  // each one off would keep the session from ever reconnecting.
+  constexpr int kSslConnectingState = 7;
+  if (tls_ && s == kSslConnectingState) return ConnectionPhase::kAssociating;
   if (s == ZOO_EXPIRED_SESSION_STATE || s == ZOO_AUTH_FAILED_STATE) return ConnectionPhase::kEnded;
   return ConnectionPhase::kConnecting;
 }
@@ -123,11 +132,21 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
     // router keeps it below WARN unless a Session asks for kDebug (log_router.cpp), which closes
     // that race; for kDebug, updates are also made only while the client is not between attempts
     // (where the next attempt opens a new socket anyway), which narrows it.
-    const std::string twice = hosts + "," + hosts;
-    for (int attempt = 0; attempt < 48 && !moved && zoo_state(zh) != 0; ++attempt) {
-      zoo_set_servers(zh, twice.c_str());
-      moved = zoo_state(zh) == ZOO_NOTCONNECTED_STATE;
-      zoo_set_servers(zh, hosts.c_str());
+    if (tls_) {
+      // Over TLS zoo_set_servers would free the connection's SSL objects on this thread while
+      // the I/O thread may be inside SSL_read or SSL_connect on them (the C client takes no lock
+      // around its socket I/O). Shutting the socket down instead makes the I/O thread see the
+      // connection end and drop it itself - also out of a TLS handshake with a silent peer,
+      // which it would otherwise wait for forever. Nothing can be sent on it any more; the I/O
+      // thread connects to the next server of its list.
+      moved = shut_down_connection(zh, hosts);
+    } else {
+      const std::string twice = hosts + "," + hosts;
+      for (int attempt = 0; attempt < 48 && !moved && zoo_state(zh) != 0; ++attempt) {
+        zoo_set_servers(zh, twice.c_str());
+        moved = zoo_state(zh) == ZOO_NOTCONNECTED_STATE;
+        zoo_set_servers(zh, hosts.c_str());
+      }
     }
     closed_at = BootClock::now();
   }
@@ -234,7 +253,11 @@ void ClientConnection::close(Errc code) {
   // set_servers or force_reconnect is using the handle.
   if (zh) {
     std::unique_lock handle(handle_mutex_);
-    zookeeper_close(zh);
+    if (tls_) {
+      close_tls_handle(zh, hosts_copy());
+    } else {
+      zookeeper_close(zh);
+    }
   }
   {
     std::lock_guard lock(mutex_);

@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <string>
@@ -113,18 +114,22 @@ class ConnectionListener {
 class ClientConnection {
  public:
   /// Opens a C client handle for generation `generation`. `connect`: numeric addresses and the
-  /// chroot, if any (host_resolver.h: the C client is never given names). Throws
+  /// chroot, if any (host_resolver.h: the C client is never given names). `tls_settings`: the
+  /// C client's TLS string (client/tls.h, checked_tls_settings), or none for plain TCP. Throws
   /// InvalidArgumentError when the C client refuses the connect string.
   ClientConnection(const std::string& connect, std::chrono::milliseconds session_timeout,
                    unsigned generation, ConnectionListener& listener, CLogCallback log_callback,
                    std::shared_ptr<testing::FaultHook> fault_hook,
-                   RequestCounters* counters = nullptr);
+                   RequestCounters* counters = nullptr,
+                   const std::optional<std::string>& tls_settings = std::nullopt);
   /// Closes if still open.
   ~ClientConnection();
   ClientConnection(const ClientConnection&) = delete;
   ClientConnection& operator=(const ClientConnection&) = delete;
 
   unsigned generation() const noexcept { return generation_; }
+  /// True when this handle speaks TLS (it never falls back to plain TCP).
+  bool encrypted() const noexcept { return tls_; }
   std::int64_t session_id() const noexcept;
   /// The session's password (tests attach a second handle with it to expire the session).
   std::string session_password() const;
@@ -198,8 +203,13 @@ class ClientConnection {
   void submitted(Submission& submission, OpContext* ctx, int rc);
   testing::FaultDecision consult_hook(testing::Operation op, const std::string& path) const;
   void forget_watch_locked(std::uint64_t watch_id);
+  std::string hosts_copy() const {
+    std::lock_guard lock(mutex_);
+    return hosts_;
+  }
 
   const unsigned generation_;
+  const bool tls_;
   ConnectionListener& listener_;
   const std::shared_ptr<testing::FaultHook> fault_hook_;
   RequestCounters* const counters_;  // the Session's figures (outlive it); may be null

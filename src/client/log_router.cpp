@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -27,6 +28,7 @@ struct SlotState {
   const LogLevel level;
   std::mutex filter_mutex;
   ClientLogFilter filter;
+  std::atomic<std::uint64_t> tls_handshake_failures{0};
 };
 
 struct Slot {
@@ -64,6 +66,9 @@ void deliver(int slot, const char* message) {
     state = router().slots[slot].state;
   }
   if (!state) return;
+  if (line.find("error in ssl connect") != std::string_view::npos) {
+    state->tls_handshake_failures.fetch_add(1);
+  }
   ClientLogFilter::Verdict verdict;
   {
     std::lock_guard lock(state->filter_mutex);
@@ -131,6 +136,13 @@ LogSlot::~LogSlot() {
   std::unique_lock lock(router().mutex);
   router().slots[slot_] = Slot{};
   update_process_level_locked();
+}
+
+std::uint64_t LogSlot::tls_handshake_failures() const noexcept {
+  if (slot_ < 0) return 0;
+  std::shared_lock lock(router().mutex);
+  const auto& state = router().slots[slot_].state;
+  return state ? state->tls_handshake_failures.load() : 0;
 }
 
 void LogSlot::log(LogLevel level, std::string_view line) const {

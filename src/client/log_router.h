@@ -6,6 +6,7 @@
 // never DEBUG: see log_router.cpp), and filters per Session by the level written in each line.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "zklock/log.h"
@@ -29,6 +30,11 @@ class LogSlot {
   /// Writes a line in zklock's own words to this slot's sink (stderr when none), if `level` is
   /// within the slot's level.
   void log(LogLevel level, std::string_view line) const;
+
+  /// How many failed TLS handshakes ("error in ssl connect") the C client logged on this slot:
+  /// a server that does not speak TLS, one whose certificate our CA does not sign, one that
+  /// refused our certificate - and every handshake zklock broke itself (client/tls.h).
+  std::uint64_t tls_handshake_failures() const noexcept;
 
  private:
   int slot_ = -1;

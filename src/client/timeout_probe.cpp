@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "client/c_client.h"
+#include "client/tls.h"
 
 namespace zklock::detail {
 namespace {
@@ -26,11 +27,11 @@ void on_probe_event(zhandle_t* zh, int type, int state, const char* /*path*/, vo
 
 std::optional<std::chrono::milliseconds> granted_session_timeout(
     const std::string& addresses, std::chrono::milliseconds requested,
-    std::chrono::milliseconds wait, const std::function<bool()>& stop, CLogCallback log) {
+    std::chrono::milliseconds wait, const std::function<bool()>& stop, CLogCallback log,
+    const std::optional<std::string>& tls_settings) {
   ProbeState probe;
-  zhandle_t* zh =
-      zookeeper_init2(addresses.c_str(), &on_probe_event, static_cast<int>(requested.count()),
-                      nullptr, &probe, ZOO_NO_LOG_CLIENTENV, log);
+  zhandle_t* zh = open_handle(addresses, &on_probe_event, static_cast<int>(requested.count()),
+                              &probe, log, tls_settings);
   if (zh == nullptr) return std::nullopt;
   std::optional<std::chrono::milliseconds> granted;
   {
@@ -42,6 +43,12 @@ std::optional<std::chrono::milliseconds> granted_session_timeout(
     if (probe.connected) granted = std::chrono::milliseconds(zoo_recv_timeout(zh));
   }
   // Connected: CloseSession ends it on the server at once. The watcher runs no more after this.
+  // Over TLS, a handshake with a silent peer would keep zookeeper_close waiting: shut down such
+  // sockets while it runs (client/tls.h).
+  if (tls_settings) {
+    close_tls_handle(zh, addresses);
+    return granted;
+  }
   zookeeper_close(zh);
   return granted;
 }

@@ -17,8 +17,10 @@ namespace zklock::detail {
 /// Opens a session on `addresses` ("address:port,...", numeric) asking for `requested`, and closes
 /// it as soon as it is connected. Returns: the timeout the server granted; nullopt if no server
 /// connected it within `wait` or `stop()` turned true (polled every 50 ms). Blocks the caller.
+/// `tls_settings`: over TLS, as the session it probes for (client/tls.h).
 std::optional<std::chrono::milliseconds> granted_session_timeout(
     const std::string& addresses, std::chrono::milliseconds requested,
-    std::chrono::milliseconds wait, const std::function<bool()>& stop, CLogCallback log);
+    std::chrono::milliseconds wait, const std::function<bool()>& stop, CLogCallback log,
+    const std::optional<std::string>& tls_settings = std::nullopt);
 
 }  // namespace zklock::detail

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/paths.h"
+#include "client/tls.h"
 #include "session/session_core.h"
 #include "zklock/errors.h"
 #include "zklock/testing/fault_hook.h"
@@ -48,10 +49,10 @@ void validate_options(const SessionOptions& o) {
     if (o.node_acl->empty())
       throw InvalidArgumentError("SessionOptions::node_acl must not be empty");
     for (const auto& entry : *o.node_acl) {
-      if (entry.scheme == "auth" && !o.credentials) {
+      if (entry.scheme == "auth" && !o.credentials && !o.tls) {
         throw InvalidArgumentError(
             "SessionOptions::node_acl names the creator (scheme \"auth\"), which needs "
-            "credentials");
+            "credentials or a TLS client certificate");
       }
       if (entry.scheme.empty() || (entry.permissions & ~permission::kAll) != 0 ||
           entry.permissions == 0) {
@@ -101,7 +102,25 @@ Session::Session(SessionOptions options, std::shared_ptr<testing::FaultHook> hoo
                                     connect_deadline - std::chrono::steady_clock::now())));
   }
   if (ready != Errc::ok) {
+    // Read before close(), which breaks a handshake still waiting (a failure of zklock's own).
+    const bool tls_refused = core->encrypted() && core->tls_handshake_refused();
     core->close();
+    if (ready == Errc::connection_loss && tls_refused) {
+      throw TlsError("zklock::Session: no ZooKeeper server at \"" + o.connect +
+                     "\" completed a TLS handshake within " +
+                     std::to_string(o.connect_timeout.count()) +
+                     " ms: does the port serve TLS (secureClientPort), does "
+                     "SessionOptions::tls.ca_file sign the server's certificate, does the "
+                     "server trust ours?");
+    }
+    if (ready == Errc::connection_loss && core->encrypted()) {
+      throw ConnectionLossError(
+          Errc::connection_loss,
+          "zklock::Session: no ZooKeeper server at \"" + o.connect + "\" answered within " +
+              std::to_string(o.connect_timeout.count()) +
+              " ms (over TLS: a server that accepts the connection and never answers the TLS "
+              "handshake looks like this too)");
+    }
     if (ready == Errc::connection_loss) {
       throw ConnectionLossError(Errc::connection_loss,
                                 "zklock::Session: no ZooKeeper server at \"" + o.connect +
@@ -139,6 +158,8 @@ std::chrono::milliseconds Session::negotiated_timeout() const noexcept {
 std::chrono::steady_clock::time_point Session::lost_deadline() const noexcept {
   return detail::to_steady(core_->lost_deadline());
 }
+bool Session::encrypted() const noexcept { return core_->encrypted(); }
+bool Session::tls_available() noexcept { return detail::client_has_tls(); }
 bool Session::wait_connected(std::chrono::milliseconds timeout) {
   return core_->wait_connected(timeout);
 }

@@ -8,6 +8,7 @@
 
 #include "client/host_resolver.h"
 #include "client/timeout_probe.h"
+#include "client/tls.h"
 
 namespace zklock::detail {
 namespace {
@@ -40,9 +41,13 @@ SessionCore::SessionCore(SessionOptions options, std::shared_ptr<testing::FaultH
                   ? std::string()
                   : options_.connect.substr(options_.connect.find('/'))),
       needs_resolving_(!all_numeric(hosts_)),
-      node_acl_(options_.node_acl      ? *options_.node_acl
-                : options_.credentials ? creator_all_world_read()
-                                       : Acl()),
+      // With TLS the session has an identity even without credentials: its certificate's
+      // subject (x509), which "auth" names on a server that authenticates clients by certificate.
+      node_acl_(options_.node_acl                      ? *options_.node_acl
+                : options_.credentials || options_.tls ? creator_all_world_read()
+                                                       : Acl()),
+      tls_settings_(options_.tls ? std::optional<std::string>(checked_tls_settings(*options_.tls))
+                                 : std::nullopt),
       log_slot_(options_.log_sink, options_.log_level),
       timeout_ms_(options_.session_timeout.count()),
       lost_deadline_ns_(kNoDeadline) {
@@ -291,7 +296,7 @@ void SessionCore::probe_tick() {
         std::lock_guard lock(reaper_mutex_);
         return reaper_stopping_ || probe_abandoned_;
       },
-      log_slot_.callback());
+      log_slot_.callback(), tls_settings_);
   if (!granted) {
     log_slot_.log(LogLevel::kDebug,
                   "the timeout probe got no answer: tickTime bounded by the session timeout");

@@ -104,6 +104,14 @@ class SessionCore final : public ConnectionListener {
     return expired_generation_.load() == generation ? LostCause::kExpired : LostCause::kSilent;
   }
   std::int64_t session_id() const noexcept { return session_id_.load(); }
+  /// True when every connection of this session is TLS (SessionOptions::tls).
+  bool encrypted() const noexcept { return tls_settings_.has_value(); }
+  /// True when the C client has logged more failed TLS handshakes than zklock broke itself by a
+  /// forced reconnect: a server that does not speak TLS or does not take ours - not a peer
+  /// that never answers (whose handshakes only zklock ends).
+  bool tls_handshake_refused() const noexcept {
+    return log_slot_.tls_handshake_failures() > forced_drops_.load();
+  }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
   BootClock::time_point lost_deadline() const noexcept;
   /// Until when a thread waiting for something of this session to be Lost may sleep before it
@@ -275,7 +283,10 @@ class SessionCore final : public ConnectionListener {
   const std::string chroot_;    // "" or "/app"
   const bool needs_resolving_;  // some host is a name
   const Acl node_acl_;
+  // The C client's TLS settings (client/tls.h); none: plain TCP. Checked when made.
+  const std::optional<std::string> tls_settings_;
   LogSlot log_slot_;
+  std::atomic<std::uint64_t> forced_drops_{0};  // connections a forced reconnect dropped
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // waiters on state changes (with mutex_)

@@ -28,7 +28,7 @@ void SessionCore::open_generation(std::unique_lock<std::mutex>& lock, unsigned g
   try {
     connection = std::make_shared<ClientConnection>(
         addresses + chroot_, options_.session_timeout, generation, *this, log_slot_.callback(),
-        fault_hook_, options_.metrics ? &metrics_->requests() : nullptr);
+        fault_hook_, options_.metrics ? &metrics_->requests() : nullptr, tls_settings_);
   } catch (...) {
     failed = std::current_exception();
   }

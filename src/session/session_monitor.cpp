@@ -326,6 +326,7 @@ void SessionCore::run_connection_actions(const Actions& actions) {
     if (const auto dropped = actions.connection->force_reconnect(actions.reconnect_connected)) {
       log_slot_.log(LogLevel::kDebug, "forced a new connection (the last one was silent)");
       metrics_->forced_reconnect(actions.generation, session_id_.load());
+      forced_drops_.fetch_add(1);
       request_resolve();  // the servers may have moved: look their names up again (reaper)
       std::lock_guard relock(mutex_);
       if (actions.generation == generation_.load()) {

@@ -183,7 +183,7 @@ std::vector<std::string> zookeeper_command(const std::string& main_class,
 }
 
 std::string zookeeper_config(const ServerOptions& options, const std::string& data_dir,
-                             int client_port, const std::string& client_address) {
+                             int client_port, const std::string& client_address, int secure_port) {
   std::ostringstream cfg;
   cfg << "tickTime=" << options.tick_ms << "\n"
       << "dataDir=" << data_dir << "\n"
@@ -195,8 +195,36 @@ std::string zookeeper_config(const ServerOptions& options, const std::string& da
       << "forceSync=" << (options.force_sync ? "yes" : "no") << "\n"
       << "minSessionTimeout=" << options.min_session_timeout_ms << "\n"
       << "maxSessionTimeout=" << options.max_session_timeout_ms << "\n";
+  if (options.tls && secure_port > 0) {
+    cfg << "secureClientPort=" << secure_port << "\n"
+        << "secureClientPortAddress=" << client_address << "\n"
+        << "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n"
+        << "ssl.keyStore.location=" << options.tls->keystore << "\n"
+        << "ssl.keyStore.password=" << options.tls->password << "\n"
+        << "ssl.keyStore.type=PKCS12\n"
+        << "ssl.trustStore.location=" << options.tls->truststore << "\n"
+        << "ssl.trustStore.password=" << options.tls->password << "\n"
+        << "ssl.trustStore.type=PKCS12\n"
+        << "ssl.clientAuth=" << options.tls->client_auth << "\n"
+        << "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n";
+  }
   return cfg.str();
 }
+
+namespace {
+// True when a TCP connection to address:port is accepted (the TLS port of a server: no 4lw there).
+bool accepts_connections(const std::string& address, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = inet_pton(AF_INET, address.c_str(), &sa.sin_addr) == 1 &&
+                  ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  ::close(fd);
+  return ok;
+}
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // ZkServer
@@ -226,7 +254,13 @@ std::unique_ptr<ZkServer> ZkServer::start_in_netns_or_here(const NetNamespace* n
   server->client_address_ = client_address;
   fs::create_directories(server->data_dir_);
   for (int attempt = 1;; ++attempt) {
-    server->port_ = pick_free_port();
+    if (options.tls) {
+      const std::vector<int> ports = pick_free_ports(2);
+      server->port_ = ports[0];
+      server->secure_port_ = ports[1];
+    } else {
+      server->port_ = pick_free_port();
+    }
     server->write_config();
     if (server->launch()) return server;
     if (attempt == kStartAttempts) {
@@ -250,7 +284,8 @@ ZkServer::~ZkServer() {
 }
 
 void ZkServer::write_config() const {
-  write_file(config_path_, zookeeper_config(options_, data_dir_, port_, client_address_));
+  write_file(config_path_,
+             zookeeper_config(options_, data_dir_, port_, client_address_, secure_port_));
 }
 
 bool ZkServer::launch() {
@@ -273,7 +308,8 @@ bool ZkServer::launch() {
         if (!process_->running()) return true;
         ready = four_letter("ruok", std::chrono::milliseconds(1000)) == "imok" &&
                 four_letter("conf", std::chrono::milliseconds(1000)).find(our_data_dir) !=
-                    std::string::npos;
+                    std::string::npos &&
+                (secure_port_ == 0 || accepts_connections(client_address_, secure_port_));
         return ready;
       },
       kStartTimeout, std::chrono::milliseconds(20));
@@ -299,6 +335,10 @@ bool ZkServer::launch() {
 
 std::string ZkServer::connect_string() const {
   return client_address_ + ":" + std::to_string(port_);
+}
+
+std::string ZkServer::tls_connect_string() const {
+  return secure_port_ == 0 ? std::string() : client_address_ + ":" + std::to_string(secure_port_);
 }
 
 pid_t ZkServer::pid() const { return last_pid_; }

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +27,24 @@
 
 namespace zklock::testing {
 
+// TLS for clients (tests/tls): a secureClientPort beside the plain client port, served by the
+// Netty connection factory with a PKCS12 keystore and truststore (tls_pki.h makes them), and the
+// X509AuthenticationProvider, which gives each client the RFC 2253 subject of its certificate as
+// its `x509` identity.
+struct ServerTls {
+  std::string keystore;              // PKCS12: the server's key and certificate
+  std::string truststore;            // PKCS12: the CA that signs the clients it accepts
+  std::string password;              // of both stores
+  std::string client_auth = "need";  // ssl.clientAuth: need, want or none
+};
+
 // Server settings, the same for a standalone server and every node of an ensemble.
 struct ServerOptions {
   int tick_ms = 500;                  // tickTime: session timeouts are rounded to ticks
   int min_session_timeout_ms = 1000;  // the server clamps clients' requested session timeouts
   int max_session_timeout_ms = 60000;
-  bool force_sync = false;  // fsync each transaction; off: faster, and tests never lose power
+  bool force_sync = false;       // fsync each transaction; off: faster, and tests never lose power
+  std::optional<ServerTls> tls;  // also serve TLS on secure_port()
 };
 
 // One standalone server. Drive it from one thread at a time; the const accessors (port,
@@ -62,6 +75,9 @@ class ZkServer {
   // across restart().
   std::string connect_string() const;
   int port() const { return port_; }
+  // With ServerOptions::tls: the TLS port and "127.0.0.1:<secure port>" (0 and "" without).
+  int secure_port() const { return secure_port_; }
+  std::string tls_connect_string() const;
 
   // PID of the current (or last) server JVM; -1 before the first start.
   pid_t pid() const;
@@ -112,6 +128,7 @@ class ZkServer {
   const std::string config_path_;
   const std::string log_path_;
   int port_ = 0;
+  int secure_port_ = 0;
   const NetNamespace* netns_ = nullptr;       // start_in_netns: where the JVM runs
   std::string client_address_ = "127.0.0.1";  // clientPortAddress
   std::unique_ptr<ChildProcess> process_;
@@ -157,9 +174,10 @@ std::vector<std::string> zookeeper_command(const std::string& main_class,
 // The zoo.cfg lines shared by standalone servers and ensemble nodes: tickTime, dataDir,
 // clientPort on `client_address` (127.0.0.1 unless in a namespace), no admin server (it would
 // take port 8080), all 4lw whitelisted, no connection limit, forceSync and the session timeout
-// bounds from `options`.
+// bounds from `options`; with options.tls and a `secure_port`, the TLS lines (ServerTls).
 std::string zookeeper_config(const ServerOptions& options, const std::string& data_dir,
-                             int client_port, const std::string& client_address = "127.0.0.1");
+                             int client_port, const std::string& client_address = "127.0.0.1",
+                             int secure_port = 0);
 
 // True when the ZKLOCK_KEEP_TEST_DIRS environment variable asks to keep temporary directories.
 bool keep_test_dirs();

@@ -46,7 +46,8 @@ CLI::Option* add_duration_option(CLI::App& command, const std::string& name,
   return option;
 }
 
-// Adds --connect, --session-timeout, --connect-timeout, --user, --quiet, --verbose to `command`.
+// Adds --connect, --session-timeout, --connect-timeout, --user, the --tls-* options, --quiet,
+// --verbose to `command`.
 void add_common_options(CLI::App& command, CommonOptions& options) {
   const std::string group = "Connection";
   command
@@ -76,6 +77,26 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
           },
           ""))
       ->group(group);
+  const std::string tls = "TLS (all three, or none: plain TCP)";
+  command
+      .add_option("--tls-ca", options.tls_ca,
+                  "CA certificate (PEM) that verifies the servers; else $ZKLOCK_TLS_CA")
+      ->type_name("FILE")
+      ->group(tls);
+  command
+      .add_option("--tls-cert", options.tls_cert,
+                  "this client's certificate (PEM); else $ZKLOCK_TLS_CERT")
+      ->type_name("FILE")
+      ->group(tls);
+  command.add_option("--tls-key", options.tls_key, "its private key (PEM); else $ZKLOCK_TLS_KEY")
+      ->type_name("FILE")
+      ->group(tls);
+  command
+      .add_option("--tls-key-password", options.tls_key_password,
+                  "the key's password, if it has one; prefer $ZKLOCK_TLS_KEY_PASSWORD (a command "
+                  "line is visible to every user)")
+      ->type_name("PASSWORD")
+      ->group(tls);
 
   const std::string output = "Output";
   auto* quiet =

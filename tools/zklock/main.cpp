@@ -101,6 +101,9 @@ int run(int argc, char** argv) {
   } catch (const InvalidArgumentError& e) {
     console.error(e.what());
     return exit_code::kUsage;
+  } catch (const TlsError& e) {
+    console.error(std::string(e.what()) + " (TLS)");
+    return exit_code::kUnavailable;
   } catch (const NotAuthorizedError& e) {
     console.error(e.what());
     return exit_code::kNoPermission;

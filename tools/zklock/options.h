@@ -15,6 +15,10 @@ namespace zklock::cli {
 
 inline constexpr const char* kDefaultConnect = "127.0.0.1:2181";
 inline constexpr const char* kConnectEnv = "ZKLOCK_CONNECT";
+inline constexpr const char* kTlsCaEnv = "ZKLOCK_TLS_CA";
+inline constexpr const char* kTlsCertEnv = "ZKLOCK_TLS_CERT";
+inline constexpr const char* kTlsKeyEnv = "ZKLOCK_TLS_KEY";
+inline constexpr const char* kTlsKeyPasswordEnv = "ZKLOCK_TLS_KEY_PASSWORD";
 
 struct CommonOptions {
   /// After parse_command_line (command_line.h): --connect, else $ZKLOCK_CONNECT, else the default.
@@ -22,6 +26,12 @@ struct CommonOptions {
   std::chrono::milliseconds session_timeout{10'000};
   std::chrono::milliseconds connect_timeout{15'000};
   std::string user;  // "USER:PASSWORD" for digest auth; empty: none
+  // TLS (--tls-ca, --tls-cert, --tls-key, --tls-key-password; else $ZKLOCK_TLS_CA,
+  // $ZKLOCK_TLS_CERT, $ZKLOCK_TLS_KEY, $ZKLOCK_TLS_KEY_PASSWORD). All empty: plain TCP.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_key_password;
   bool quiet = false;
   bool verbose = false;
 
@@ -50,7 +60,8 @@ struct LockOptions {
 /// only (zklock reports failures itself). `metrics_paths`: the lock paths whose figures the
 /// session keeps apart (SessionOptions::metrics_paths; --metrics-listen shows them).
 /// Throws: Failure(69) when no server answered within the connect timeout; InvalidArgumentError
-///   for a bad connect string.
+///   for a bad connect string; Failure(64) for a partial TLS setting (CA, certificate and key go
+///   together); TlsError when TLS cannot be had (the Session's constructor).
 std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console,
                                       std::vector<std::string> metrics_paths = {});
 

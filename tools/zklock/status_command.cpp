@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-void print_json(const std::string& path, const std::vector<Contender>& contenders) {
+void print_json(const std::string& path, const std::vector<Contender>& contenders, bool encrypted) {
   json list = json::array();
   const std::vector<bool> holding = holders(contenders);
   for (std::size_t i = 0; i < contenders.size(); ++i) {
@@ -36,20 +36,22 @@ void print_json(const std::string& path, const std::vector<Contender>& contender
         {"data", c.data},
     });
   }
-  const json document = {{"path", path}, {"contenders", std::move(list)}};
+  const json document = {{"path", path}, {"encrypted", encrypted}, {"contenders", std::move(list)}};
   std::cout << document.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
-void print_text(const std::string& path, const std::vector<Contender>& contenders) {
+// The first line ends with whether this session's connection is encrypted (TLS).
+void print_text(const std::string& path, const std::vector<Contender>& contenders, bool encrypted) {
+  const char* connection = encrypted ? "; connection: TLS" : "; connection: not encrypted";
   if (contenders.empty()) {
-    std::cout << path << ": no contenders (the lock is free)\n";
+    std::cout << path << ": no contenders (the lock is free)" << connection << '\n';
     return;
   }
   const std::vector<bool> holding = holders(contenders);
   const auto holder_count = std::count(holding.begin(), holding.end(), true);
   std::cout << path << ": " << contenders.size()
             << (contenders.size() == 1 ? " contender" : " contenders")
-            << (holder_count > 1 ? ", holders first\n" : ", holder first\n");
+            << (holder_count > 1 ? ", holders first" : ", holder first") << connection << '\n';
   for (std::size_t i = 0; i < contenders.size(); ++i) {
     const Contender& c = contenders[i];
     const Identity identity = identity_of(c.data);
@@ -83,9 +85,9 @@ int run_status(const StatusOptions& status, const CommonOptions& common, const C
   const Mutex mutex(*session, status.path);
   const std::vector<Contender> contenders = mutex.contenders();
   if (status.json) {
-    print_json(status.path, contenders);
+    print_json(status.path, contenders, session->encrypted());
   } else {
-    print_text(status.path, contenders);
+    print_text(status.path, contenders, session->encrypted());
   }
   std::cout.flush();
   return exit_code::kOk;
