@@ -17,7 +17,7 @@ namespace {
 // connection loss first: Lost at (last answered send) + T - m = + 1.6 s, disconnect at + 2 s.
 TEST(CommitFencedOutcomeTest, AMultiInFlightWhenTheSessionIsLostHasAnUnknownOutcome) {
   if (using_external_server()) GTEST_SKIP() << "freezes its own server";
-  auto server = ZkServer::start({200, 1000, 60000, false});
+  auto server = ZkServer::start({200, 1000, 60000, false, {}});
   SessionOptions o = options_for(server->connect_string(), 3000ms);
   o.lost_margin = 1400ms;
   // The first multi goes out, and the server freezes behind it.
@@ -52,7 +52,7 @@ TEST(CommitFencedOutcomeTest, AMultiInFlightWhenTheSessionIsLostHasAnUnknownOutc
 // The other half: once the clock says Lost, nothing is sent, and that is LockLostError.
 TEST(CommitFencedOutcomeTest, AMultiRefusedBeforeSendingIsLockLost) {
   if (using_external_server()) GTEST_SKIP() << "freezes its own server";
-  auto server = ZkServer::start({200, 1000, 60000, false});
+  auto server = ZkServer::start({200, 1000, 60000, false, {}});
   auto scripted = scripted_session(options_for(server->connect_string(), 2000ms), nullptr);
   Session& s = *scripted.session;
   s.create("/fenced-refused/counter", "0", CreateMode::kPersistent, true);

@@ -123,7 +123,7 @@ TEST(SessionLivenessTest, AChrootedStandaloneServerIsHeartbeatWithPlainReads) {
 TEST(SessionLivenessTest, ALeaderPauseDoesNotDropHealthyFollowerConnections) {
   if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
   // tickTime 2 s: the followers give their leader syncLimit x tickTime = 4 s before they elect.
-  auto ensemble = ZkEnsemble::start(3, ServerOptions{2000, 4000, 40000, false});
+  auto ensemble = ZkEnsemble::start(3, ServerOptions{2000, 4000, 40000, false, {}});
   const int leader = ensemble->leader_index();
   ASSERT_GE(leader, 0);
   std::atomic<int> forced{0};

@@ -43,7 +43,7 @@ TEST(SessionRobustnessTest, ARequestRefusedOnTheSpotDoesNotHangTheSession) {
 // the constructor reported "no ZooKeeper server answered" against a healthy server.
 TEST(SessionRobustnessTest, OptionsAreFittedToTheNegotiatedTimeout) {
   if (using_external_server()) GTEST_SKIP() << "needs a server with a small maxSessionTimeout";
-  auto server = ZkServer::start({200, 1000, 4000, false});
+  auto server = ZkServer::start({200, 1000, 4000, false, {}});
   for (const auto requested : {std::chrono::milliseconds(2min), std::chrono::milliseconds(30min),
                                std::chrono::milliseconds(10h)}) {
     SessionOptions o = options_for(server->connect_string(), requested);

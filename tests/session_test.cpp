@@ -196,7 +196,7 @@ TEST(SessionTest, ChrootIsApplied) {
 
 TEST(SessionTest, FrozenServerGivesSuspendedThenLostBeforeExpiryThenANewSession) {
   if (using_external_server()) GTEST_SKIP() << "needs a server of its own to freeze";
-  auto server = ZkServer::start({200, 1000, 60000, false});
+  auto server = ZkServer::start({200, 1000, 60000, false, {}});
   Session s(options_for(server->connect_string(), 3000ms));
   EventLog log(s);
   const auto first_id = s.session_id();
@@ -333,7 +333,7 @@ namespace {
 // by default). Here tickTime is 2 s: the session's own 6 s would bound it at 3 s, the probe at 2 s.
 TEST(SessionTest, TheEnsemblesTickIsLearnedFromWhatItGrants) {
   if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
-  auto ensemble = ZkEnsemble::start(3, ServerOptions{2000, 4000, 40000, false});
+  auto ensemble = ZkEnsemble::start(3, ServerOptions{2000, 4000, 40000, false, {}});
   Session s(options_for(ensemble->connect_string(), 6000ms));
   const auto& core = detail::SessionAccess::core(s);
   // Both learned: the topology (until then the lag is a tick as well) and the tick.

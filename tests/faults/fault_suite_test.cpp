@@ -345,7 +345,7 @@ TEST(FaultSuite, DroppedCreateReplyLeavesNoOrphanAndNoDoubleEntry) {
 TEST(FaultSuite, EnsembleLeaderKillFollowerRestartAndQuorumLossUnderContention) {
   if (using_external_server()) GTEST_SKIP() << "starts an ensemble of its own";
   constexpr milliseconds kEnsembleT{4000};
-  auto ensemble = ZkEnsemble::start(3, {500, 1000, 60000, false});
+  auto ensemble = ZkEnsemble::start(3, {500, 1000, 60000, false, {}});
   std::vector<int> ports;
   for (int i = 0; i < ensemble->size(); ++i) ports.push_back(ensemble->client_port(i));
   Scenario scenario{"ensemble", trials(1, 3)};

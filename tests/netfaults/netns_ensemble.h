@@ -42,7 +42,7 @@ class NetnsEnsemble {
     int observers = 0;  // non-voting members, indices nodes .. nodes + observers - 1
     ZkEnsemble::ObserverMasters observer_masters = ZkEnsemble::ObserverMasters::kOnFollowers;
     // tickTime 2000; session timeouts from 2 to 20 ticks, as a default installation allows.
-    ServerOptions server{2000, 4000, 40000, false};
+    ServerOptions server{2000, 4000, 40000, false, {}};
     int init_limit = 10;
     int sync_limit = 5;
   };

@@ -433,7 +433,7 @@ TEST(NetnsSupport, QuorumCutSilencesAFollowerWhileItsClientsStillReachIt) {
   ZKLOCK_REQUIRE_NETNS();
   // Fast timing (a follower gives up after syncLimit x tickTime = 1 s), to test the topology.
   NetnsEnsemble::Options options;
-  options.server = {200, 1000, 60000, false};
+  options.server = {200, 1000, 60000, false, {}};
   options.sync_limit = 5;
   auto ensemble = NetnsEnsemble::start(options);
   const int leader = ensemble->leader();

@@ -84,8 +84,8 @@ struct BlipSetup {
   BlipSetup() {
     server_ns.reach({"default"});
     // tickTime 200 ms: the server expires a silent session at most 200 ms after T.
-    server =
-        ZkServer::start_in_netns(server_ns.netns(), server_ns.address(), {200, 1000, 60000, false});
+    server = ZkServer::start_in_netns(server_ns.netns(), server_ns.address(),
+                                      {200, 1000, 60000, false, {}});
     for (std::size_t i = 0; i < kMostHolderKinds * kPerRound; ++i) {
       holder_ns.push_back(std::make_unique<LinkedNamespace>());
       holder_ns.back()->reach({server_ns.address() + "/32"});

@@ -103,8 +103,8 @@ struct ProductionSetup {
     server_ns.reach({"default"});
     // tickTime 200 ms, as physical_blip_test: the server expires a silent session at most 200 ms
     // after T.
-    server =
-        ZkServer::start_in_netns(server_ns.netns(), server_ns.address(), {200, 1000, 60000, false});
+    server = ZkServer::start_in_netns(server_ns.netns(), server_ns.address(),
+                                      {200, 1000, 60000, false, {}});
     for (ClientConfig config : kConfigs) {
       for (std::size_t i = 0; i < kHolders.size() * kTrials; ++i) {
         auto ns = std::make_unique<LinkedNamespace>();
