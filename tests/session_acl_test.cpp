@@ -3,6 +3,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "error_of.h"
 #include "scripted_hook.h"
 #include "test_env.h"
 #include "waiter.h"
@@ -25,16 +26,6 @@ std::string open_base(const std::string& connect, const std::string& stem) {
   Session admin(options_for(connect));
   admin.create(base, {}, CreateMode::kPersistent, true);
   return base;
-}
-
-template <class Fn>
-Errc error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.errc();
-  }
-  return Errc::ok;
 }
 
 // TLS asked of a zklock whose C client has none (Debian's): refused at construction, before any

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "error_of.h"
 #include "support/raw_zk_client.h"
 #include "test_env.h"
 #include "tls_fixture.h"
@@ -26,16 +27,6 @@ namespace zklock::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-template <class Fn>
-Errc error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.errc();
-  }
-  return Errc::ok;
-}
 
 // The C client this binary runs with is the TLS one it was built against, not Debian's (both are
 // libzookeeper_mt.so.2): the run-time loader found it through the build's RPATH.
