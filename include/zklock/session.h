@@ -152,9 +152,8 @@ class Session {
   std::shared_ptr<detail::SessionCore> core_;
 };
 
-/// Returns: `session_id` as ZooKeeper's own logs and four-letter words print it: "0x" and
-/// lower-case
-///   hex, e.g. "0x1000095c09c0000" (what `zklock status` and the lock node's owner show).
+/// Returns: `session_id` as ZooKeeper's own logs and four-letter words print it, "0x" and
+///   lower-case hex, e.g. "0x1000095c09c0000" (as `zklock status` shows a node's owner).
 std::string session_id_hex(std::int64_t session_id);
 
 }  // namespace zklock
