@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "support/environment.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 #include "test_env.h"
@@ -69,7 +70,10 @@ std::string random_password() {
 class TlsCaptureTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "capturing on lo needs root";
+    if (geteuid() == 0) return;
+    // CI runs as root: a skip there would hide the one test that shows the secret is hidden.
+    if (prerequisites_required("ZKLOCK_REQUIRE_NETNS")) FAIL() << "capturing on lo needs root";
+    GTEST_SKIP() << "capturing on lo needs root";
   }
 };
 
