@@ -5,10 +5,7 @@
 // the process's threads and resident memory per waiting acquisition while everyone waits.
 #include <malloc.h>
 
-#include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -53,49 +50,6 @@ void wait_queued(zklock::Session& observer, const std::string& path, int n) {
   }
 }
 
-// Everyone who acquired records the handoff and releases; counts who is inside at once.
-class Drain {
- public:
-  explicit Drain(int n) : n_(n) {}
-  void acquired() {
-    const std::int64_t now = now_ns();
-    if (inside_.fetch_add(1) != 0) overlaps_.fetch_add(1);
-    std::lock_guard lock(mutex_);
-    handoff_.push_back(now - last_release_ns_);
-  }
-  void releasing() {
-    inside_.fetch_sub(1);
-    std::lock_guard lock(mutex_);
-    last_release_ns_ = now_ns();
-    if (++done_ == n_) all_done_.notify_all();
-  }
-  void start(std::int64_t release_ns) {
-    std::lock_guard lock(mutex_);
-    last_release_ns_ = release_ns;
-  }
-  void wait_all() {
-    std::unique_lock lock(mutex_);
-    if (!all_done_.wait_for(lock, std::chrono::seconds(300), [&] { return done_ == n_; })) {
-      throw std::runtime_error("the queue did not drain in time");
-    }
-  }
-  std::int64_t overlaps() const { return overlaps_.load(); }
-  std::vector<std::int64_t> handoffs() {
-    std::lock_guard lock(mutex_);
-    return handoff_;
-  }
-
- private:
-  const int n_;
-  std::atomic<int> inside_{0};
-  std::atomic<std::int64_t> overlaps_{0};
-  std::mutex mutex_;
-  std::condition_variable all_done_;
-  int done_ = 0;
-  std::int64_t last_release_ns_ = 0;
-  std::vector<std::int64_t> handoff_;
-};
-
 FormFigures run_async(zklock::Session& session, zklock::Session& observer, const std::string& path,
                       int n, ServerWindow& window) {
   FormFigures f;
@@ -110,7 +64,7 @@ FormFigures run_async(zklock::Session& session, zklock::Session& observer, const
     mutex.async_lock([&drain, &failure](std::error_code error, zklock::Hold hold) {
       if (error) {
         failure.set("async_lock: " + error.message());
-        drain.releasing();
+        drain.failed();
         return;
       }
       drain.acquired();
@@ -126,7 +80,7 @@ FormFigures run_async(zklock::Session& session, zklock::Session& observer, const
   const std::int64_t start = now_ns();
   drain.start(start);
   holder.unlock();
-  drain.wait_all();
+  drain.wait_all(std::chrono::seconds(300));
   f.drain_seconds = seconds(start, now_ns());
   (void)session.get(path);  // answered after every delete the session sent
   window.end();
@@ -161,7 +115,7 @@ FormFigures run_threads(zklock::Session& session, zklock::Session& observer,
         m.unlock();
       } catch (const std::exception& e) {
         error.set(e.what());
-        drain.releasing();
+        drain.failed();
       }
     });
   }
@@ -172,7 +126,7 @@ FormFigures run_threads(zklock::Session& session, zklock::Session& observer,
   const std::int64_t start = now_ns();
   drain.start(start);
   holder.unlock();
-  drain.wait_all();
+  drain.wait_all(std::chrono::seconds(300));
   f.drain_seconds = seconds(start, now_ns());
   for (auto& t : threads) t.join();
   if (error.any()) throw std::runtime_error("lock: " + error.get());

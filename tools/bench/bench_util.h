@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -129,6 +130,55 @@ class StartGate {
   std::condition_variable open_cv_;   // the workers wait here
   int ready_ = 0;
   bool open_ = false;
+};
+
+// A queue of `n` waiters draining (the async and drain modes): everyone who acquired records the
+// handoff (the previous release to this acquisition) and releases; counts who is inside at once.
+class Drain {
+ public:
+  explicit Drain(int n) : n_(n) {}
+  void acquired() {
+    const std::int64_t now = now_ns();
+    if (inside_.fetch_add(1) != 0) overlaps_.fetch_add(1);
+    std::lock_guard lock(mutex_);
+    handoff_.push_back(now - last_release_ns_);
+  }
+  void releasing() {
+    inside_.fetch_sub(1);
+    std::lock_guard lock(mutex_);
+    last_release_ns_ = now_ns();
+    if (++done_ == n_) all_done_.notify_all();
+  }
+  // A waiter that never acquired: counted as done, nothing else.
+  void failed() {
+    std::lock_guard lock(mutex_);
+    if (++done_ == n_) all_done_.notify_all();
+  }
+  void start(std::int64_t release_ns) {
+    std::lock_guard lock(mutex_);
+    last_release_ns_ = release_ns;
+  }
+  void wait_all(std::chrono::seconds limit) {
+    std::unique_lock lock(mutex_);
+    if (!all_done_.wait_for(lock, limit, [&] { return done_ == n_; })) {
+      throw std::runtime_error("the queue did not drain in time");
+    }
+  }
+  std::int64_t overlaps() const { return overlaps_.load(); }
+  std::vector<std::int64_t> handoffs() {
+    std::lock_guard lock(mutex_);
+    return handoff_;
+  }
+
+ private:
+  const int n_;
+  std::atomic<int> inside_{0};
+  std::atomic<std::int64_t> overlaps_{0};
+  std::mutex mutex_;
+  std::condition_variable all_done_;
+  int done_ = 0;
+  std::int64_t last_release_ns_ = 0;
+  std::vector<std::int64_t> handoff_;
 };
 
 /// Keeps the first error any thread reports.

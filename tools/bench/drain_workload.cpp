@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -48,33 +46,21 @@ Round drain_round(zklock::Session& session, zklock::Session& observer, const std
   zklock::Mutex holder(session, path);
   zklock::Mutex waiters(session, path);
   holder.lock();
-  std::mutex mutex;
-  std::condition_variable all_done;
-  int done = 0;
-  std::string first_error;
-  std::atomic<int> inside{0};
-  std::int64_t last_release_ns = 0;
-  round.handoff_ns.reserve(static_cast<std::size_t>(n));
+  Drain drain(n);
+  FirstError failure;
   const std::int64_t watches_before = window.stats.read().watch_count;
   const double cpu_build0 = process_cpu_us();
   const std::int64_t build0 = now_ns();
   for (int i = 0; i < n; ++i) {
-    waiters.async_lock([&](std::error_code error, zklock::Hold hold) {
-      const std::int64_t acquired = now_ns();
-      if (!error) {
-        if (inside.fetch_add(1) != 0) ++round.overlaps;  // on the event thread only
-        inside.fetch_sub(1);
+    waiters.async_lock([&drain, &failure](std::error_code error, zklock::Hold hold) {
+      if (error) {
+        failure.set("async_lock: " + error.message());
+        drain.failed();
+        return;
       }
-      {
-        std::lock_guard lock(mutex);
-        if (error && first_error.empty()) first_error = "async_lock: " + error.message();
-        if (!error) {
-          round.handoff_ns.push_back(acquired - last_release_ns);
-          last_release_ns = now_ns();
-        }
-        if (++done == n) all_done.notify_all();
-      }
-      if (!error) hold.unlock();
+      drain.acquired();
+      drain.releasing();
+      hold.unlock();
     });
   }
   // Queued: every node there (the parent's child count, not a listing of n names) and every
@@ -93,20 +79,14 @@ Round drain_round(zklock::Session& session, zklock::Session& observer, const std
   window.begin();
   const double cpu0 = process_cpu_us();
   const std::int64_t t0 = now_ns();
-  {
-    std::lock_guard lock(mutex);
-    last_release_ns = t0;
-  }
+  drain.start(t0);
   holder.unlock();
-  {
-    std::unique_lock lock(mutex);
-    if (!all_done.wait_for(lock, std::chrono::seconds(300 + n / 10), [&] { return done == n; })) {
-      throw std::runtime_error("the queue did not drain in time");
-    }
-    if (!first_error.empty()) throw std::runtime_error(first_error);
-  }
+  drain.wait_all(std::chrono::seconds(300 + n / 10));
+  if (failure.any()) throw std::runtime_error(failure.get());
   round.drain_seconds = seconds(t0, now_ns());
   round.cpu_drain_us = process_cpu_us() - cpu0;
+  round.overlaps = drain.overlaps();
+  round.handoff_ns = drain.handoffs();
   (void)session.get(path);  // answered after every delete the session sent
   window.end();
   return round;
