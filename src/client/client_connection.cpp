@@ -5,9 +5,11 @@
 
 #include <cstring>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "client/c_client.h"
+#include "client/connection_drop.h"
 #include "client/tls.h"
 
 namespace zklock::detail {
@@ -83,8 +85,8 @@ ConnectionPhase ClientConnection::phase() const noexcept {
 }
 
 void ClientConnection::set_servers(const std::string& addresses) {
-  std::shared_lock handle(handle_mutex_);      // zh_ stays open; mutex_ is not held while we wait
-  std::lock_guard one_update(servers_mutex_);  // not inside a forced reconnect's writes
+  std::shared_lock handle(handle_mutex_);  // zh_ stays open; mutex_ is not held while we wait
+  std::lock_guard one_update(servers_mutex_);
   zhandle_t* zh = nullptr;
   std::string hosts = client_hosts(addresses);
   {
@@ -93,8 +95,15 @@ void ClientConnection::set_servers(const std::string& addresses) {
     hosts_ = hosts;
     zh = zh_;
   }
+  // The C client's I/O thread re-reads the list on each turn while it has no socket, and frees
+  // its own copy of the addresses a few instructions after releasing the lock that guards them:
+  // a second change landing in between would free that copy twice. Spaced like this, its thread
+  // would have to be held up for kListChangeSpacing between two adjacent lines.
+  const auto since = BootClock::now() - last_list_change_;
+  if (since < kListChangeSpacing) std::this_thread::sleep_for(kListChangeSpacing - since);
   // Numeric, but the C client still calls getaddrinfo, which may wait (handle_mutex_).
   zoo_set_servers(zh, hosts.c_str());
+  last_list_change_ = BootClock::now();
 }
 
 std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even_if_connected) {
@@ -102,8 +111,6 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
   BootClock::time_point closed_at;
   {
     std::shared_lock handle(handle_mutex_);  // zh_ stays open; mutex_ is not held while we wait
-    // The list read here is written back below: no set_servers may come in between.
-    std::lock_guard one_update(servers_mutex_);
     zhandle_t* zh = nullptr;
     std::string hosts;
     {
@@ -114,46 +121,22 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
     }
     const int state = zoo_state(zh);
     if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) return std::nullopt;
-    if (state == 0) return std::nullopt;  // between attempts: the next one opens a socket anyway
+    // No socket (between attempts, or just dropped by a list update): the I/O thread's next turn
+    // opens a new one anyway.
+    if (state == 0 || state == ZOO_NOTCONNECTED_STATE) return std::nullopt;
     const bool up = state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE;
     if (up && !even_if_connected) return std::nullopt;  // it got through meanwhile
-    // The C client has no "reconnect now". Its server-list update closes the connection when it
-    // decides to move this client: with our list written twice, it does so with probability 1/2
-    // (the load-balancing rule for a grown list); written once again, it stays where it is. The
-    // session, its ephemerals and its watches are untouched: the next connection resumes them.
-    // (The C client keeps the requests it had sent on the old connection waiting; the first answer
-    // on the new one then mismatches their order and it drops that connection and fails them
-    // once more - a second, ordinary reconnect. SessionCore waits for an answer before it counts
-    // the new connection.)
-    //
-    // zoo_set_servers frees the C client's host-list string, which its I/O thread reads unlocked
-    // when it logs "Delaying connection after exhaustively trying all servers" - between
-    // attempts, with no socket (state 0) - if its level is WARN or more (ZOOKEEPER-4699). The log
-    // router keeps it below WARN unless a Session asks for kDebug (log_router.cpp), which closes
-    // that race; for kDebug, updates are also made only while the client is not between attempts
-    // (where the next attempt opens a new socket anyway), which narrows it.
-    if (tls_) {
-      // Over TLS zoo_set_servers would free the connection's SSL objects on this thread while
-      // the I/O thread may be inside SSL_read or SSL_connect on them (the C client takes no lock
-      // around its socket I/O). Shutting the socket down instead makes the I/O thread see the
-      // connection end and drop it itself - also out of a TLS handshake with a silent peer,
-      // which it would otherwise wait for forever. Nothing can be sent on it any more; the I/O
-      // thread connects to the next server of its list.
-      moved = shut_down_connection(zh, hosts);
-    } else {
-      const std::string twice = hosts + "," + hosts;
-      for (int attempt = 0; attempt < 48 && !moved && zoo_state(zh) != 0; ++attempt) {
-        zoo_set_servers(zh, twice.c_str());
-        moved = zoo_state(zh) == ZOO_NOTCONNECTED_STATE;
-        zoo_set_servers(zh, hosts.c_str());
-      }
-    }
+    // The C client has no "reconnect now", and its server-list update is unsafe beside its I/O
+    // thread (connection_drop.h): the socket is shut down instead, connected or still
+    // connecting. The I/O thread sees it end, fails what it had sent with a connection loss and
+    // connects to the next server of its list. The session, its ephemerals and its watches are
+    // untouched: the next connection resumes them.
+    moved = shut_down_connection(zh, hosts);
     closed_at = BootClock::now();
   }
   if (!moved) return std::nullopt;
-  // The C client's I/O thread may sleep in poll() on the closed socket for up to a third of the
-  // session timeout; a queued request wakes it, and it connects at once. (Its answer, on the new
-  // connection, is a heartbeat like any other.)
+  // The I/O thread wakes by itself (its poll() sees the shutdown); a queued request makes sure,
+  // and its answer, on the new connection, is a heartbeat like any other.
   exists("/", [](OpResult&&) {});
   return closed_at;
 }

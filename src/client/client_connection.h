@@ -173,13 +173,18 @@ class ClientConnection {
   /// Gives the C client a new list of (numeric) addresses, "address:port,...": it moves to another
   /// server only if the one it talks to is no longer listed (the C client's own rule). The C
   /// client compares addresses without their ports: a list that differs from the last only in
-  /// ports changes nothing. Never undone by a concurrent force_reconnect.
+  /// ports changes nothing. Two changes are made at least kListChangeSpacing apart (this call
+  /// waits for the rest): the C client frees its copy of the addresses after releasing the lock
+  /// that guards it, and two changes in quick succession while its I/O thread re-reads the list
+  /// free that copy twice (connection_drop.h). Changes come from host-name lookups, seconds apart.
   void set_servers(const std::string& addresses);
 
   /// Makes the C client drop its connection and connect afresh at once (to the next server of the
   /// list), keeping the session, its ephemeral nodes and its watches: for a connection that stopped
-  /// answering, instead of waiting for TCP's retransmission and SYN backoff. Requests in flight
-  /// fail with connection_loss. A connection that is up is left alone unless `even_if_connected`.
+  /// answering, or a connect that gets no answer, instead of waiting for TCP's retransmission and
+  /// SYN backoff. Its socket is shut down (connection_drop.h); the list is not touched. Requests
+  /// in flight fail with connection_loss. A connection that is up is left alone unless
+  /// `even_if_connected`.
   /// Returns: if the old connection was dropped, a moment after its socket was closed: every
   ///   request sent from then on goes out on a connection opened later.
   std::optional<BootClock::time_point> force_reconnect(bool even_if_connected);
@@ -216,6 +221,7 @@ class ClientConnection {
   std::string hosts_;                // the host list the C client has (numeric; guarded by mutex_)
 
   static constexpr std::chrono::milliseconds kCloseDrainWait{500};
+  static constexpr std::chrono::milliseconds kListChangeSpacing{20};
 
   mutable std::mutex mutex_;  // guards zh_ use vs close, pending_, watches_, next_id_
   // Held shared around the C calls that may wait for the C client's I/O thread -
@@ -225,12 +231,11 @@ class ClientConnection {
   // across them, so requests, completions and the monitor's reads of the state never wait there.
   // Lock order: handle_mutex_, then servers_mutex_, then mutex_.
   mutable std::shared_mutex handle_mutex_;
-  // Makes set_servers and force_reconnect one after the other: a forced reconnect writes the list
-  // it read back into the C client, and would otherwise undo a list set_servers gave meanwhile
-  // (hosts_ would then say the C client has addresses it does not). Held only by the reaper and
-  // the reconnector, never by the monitor or a request.
+  // One list change at a time, kListChangeSpacing apart (set_servers). Held only by the reaper,
+  // never by the monitor, the reconnector or a request.
   std::mutex servers_mutex_;
-  std::condition_variable drained_;  // pending_ became empty
+  BootClock::time_point last_list_change_{};  // guarded by servers_mutex_
+  std::condition_variable drained_;           // pending_ became empty
   zhandle_t* zh_ = nullptr;
   bool closed_ = false;
   std::uint64_t next_id_ = 1;

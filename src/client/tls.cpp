@@ -1,13 +1,8 @@
 // TLS in the client seam: the checks on SessionOptions::tls, opening a handle over TLS, and
-// dropping a TLS connection from outside the C client's I/O thread.
+// closing one without waiting on a silent handshake.
 #include "client/tls.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <linux/tcp.h>  // struct tcp_info with tcpi_bytes_received (glibc's lacks it)
-#include <netinet/in.h>
 #include <pthread.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +22,7 @@
 #include <vector>
 
 #include "client/c_client.h"
+#include "client/connection_drop.h"
 #include "zklock/errors.h"
 
 #if ZKLOCK_HAVE_ZOOKEEPER_SSL
@@ -132,68 +128,6 @@ void check_files(const TlsOptions& tls) {
 }
 #endif
 
-struct Endpoint {
-  sockaddr_storage address{};
-  socklen_t length = 0;
-};
-
-// "address:port,..." (numeric; IPv6 in brackets or not) as socket addresses.
-std::vector<Endpoint> endpoints(const std::string& hosts) {
-  std::vector<Endpoint> out;
-  std::size_t start = 0;
-  while (start <= hosts.size()) {
-    std::size_t end = hosts.find(',', start);
-    if (end == std::string::npos) end = hosts.size();
-    const std::string one = hosts.substr(start, end - start);
-    start = end + 1;
-    const auto colon = one.rfind(':');
-    if (colon == std::string::npos) continue;
-    std::string address = one.substr(0, colon);
-    if (address.size() >= 2 && address.front() == '[')
-      address = address.substr(1, address.size() - 2);
-    const int port = std::atoi(one.c_str() + colon + 1);
-    Endpoint e;
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&e.address);
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&e.address);
-    if (inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
-      v4->sin_family = AF_INET;
-      v4->sin_port = htons(static_cast<std::uint16_t>(port));
-      e.length = sizeof(sockaddr_in);
-    } else if (inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
-      v6->sin6_family = AF_INET6;
-      v6->sin6_port = htons(static_cast<std::uint16_t>(port));
-      e.length = sizeof(sockaddr_in6);
-    } else {
-      continue;
-    }
-    out.push_back(e);
-  }
-  return out;
-}
-
-bool same_endpoint(const sockaddr_storage& a, const Endpoint& b) {
-  if (a.ss_family != b.address.ss_family) return false;
-  if (a.ss_family == AF_INET) {
-    const auto* x = reinterpret_cast<const sockaddr_in*>(&a);
-    const auto* y = reinterpret_cast<const sockaddr_in*>(&b.address);
-    return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-  }
-  const auto* x = reinterpret_cast<const sockaddr_in6*>(&a);
-  const auto* y = reinterpret_cast<const sockaddr_in6*>(&b.address);
-  return x->sin6_port == y->sin6_port &&
-         std::memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
-}
-
-bool connected_to(int fd, const std::vector<Endpoint>& peers) {
-  sockaddr_storage peer{};
-  socklen_t length = sizeof peer;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return false;
-  for (const Endpoint& e : peers) {
-    if (same_endpoint(peer, e)) return true;
-  }
-  return false;
-}
-
 #if ZKLOCK_HAVE_ZOOKEEPER_SSL
 std::mutex& init_ssl_mutex() {
   static std::mutex m;
@@ -272,44 +206,6 @@ zhandle_t* open_handle(const std::string& hosts,
   errno = ENOSYS;
   return nullptr;
 #endif
-}
-
-bool shut_down_connection(zhandle_t* zh, const std::string& hosts) noexcept {
-  if (zh == nullptr) return false;
-  // The C client offers no way to drop a connection other than zoo_set_servers, which frees its
-  // SSL objects on the calling thread. Its socket is zh->fd->sock: `struct _zhandle` (private)
-  // begins with `zsock_t* fd` in every 3.5-3.9 client, and zsock_t (public, zookeeper.h) with
-  // `int sock`. The socket number read here may be stale (the I/O thread closes and reopens it):
-  // it is shut down only if it is connected to one of our servers.
-  const zsock_t* socket_struct = *reinterpret_cast<zsock_t* const*>(zh);
-  if (socket_struct == nullptr) return false;
-  const int fd = __atomic_load_n(&socket_struct->sock, __ATOMIC_RELAXED);
-  if (fd < 0) return false;
-  if (!connected_to(fd, endpoints(hosts))) return false;
-  return shutdown(fd, SHUT_RDWR) == 0;
-}
-
-int shut_down_silent_handshakes(const std::string& hosts) noexcept {
-  const std::vector<Endpoint> peers = endpoints(hosts);
-  if (peers.empty()) return 0;
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return 0;
-  int count = 0;
-  const int own = dirfd(dir);
-  while (const dirent* entry = readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
-    char* end = nullptr;
-    const long fd = std::strtol(entry->d_name, &end, 10);  // NOLINT(google-runtime-int)
-    if (end == entry->d_name || *end != '\0' || fd == own) continue;
-    const int s = static_cast<int>(fd);
-    if (!connected_to(s, peers)) continue;
-    tcp_info info{};
-    socklen_t length = sizeof info;
-    if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) continue;
-    if (info.tcpi_state != 1 /* TCP_ESTABLISHED */ || info.tcpi_bytes_received != 0) continue;
-    if (shutdown(s, SHUT_RDWR) == 0) ++count;
-  }
-  closedir(dir);
-  return count;
 }
 
 void close_tls_handle(zhandle_t* zh, const std::string& hosts) {

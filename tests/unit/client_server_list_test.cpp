@@ -3,11 +3,11 @@
 //
 // The 3.8 C client formats its "Delaying connection after exhaustively trying all servers [%s]"
 // warning from its host-list string without a lock, between two connection attempts, and
-// zoo_set_servers frees that string (ZOOKEEPER-4699). zklock updates the list to force a
-// reconnect and when a host name's addresses change; an ASan run of the whole suite beside an
+// zoo_set_servers frees that string (ZOOKEEPER-4699). zklock updates the list when a host name's
+// addresses change (and once did to force a reconnect); an ASan run of the whole suite beside an
 // unreachable server caught the use after free. Here the C client fails to connect to a closed
-// port hundreds of times a second while the list is updated as fast as it can be: under ASan
-// (the asan gate runs the unit tier) a read of the freed string aborts the test.
+// port hundreds of times a second while the list is updated as often as ClientConnection allows:
+// under ASan (the asan gate runs the unit tier) a read of the freed string aborts the test.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -17,8 +17,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -143,7 +145,7 @@ TEST(ClientServerListTest, UpdatesBetweenConnectAttemptsNeverReadTheFreedList) {
       connection.set_servers(++updates % 2 ? a + "," + b : a);
       connection.force_reconnect(true);
     }
-    EXPECT_GT(updates, 100);
+    EXPECT_GT(updates, 50);  // list changes are kListChangeSpacing (20 ms) apart
     EXPECT_NE(connection.phase(), ConnectionPhase::kConnected);
   }
   listener.run_deferred();
@@ -152,11 +154,12 @@ TEST(ClientServerListTest, UpdatesBetweenConnectAttemptsNeverReadTheFreedList) {
   EXPECT_FALSE(lines.empty());
 }
 
-// A forced reconnect writes the list it read back into the C client; a list given meanwhile
-// (a host name's new addresses) must not be undone by it, or the C client keeps trying addresses
-// that are gone while ClientConnection believes it has the new ones - and, believing so, never
-// gives them again. Each round moves the list between a closed port and a listening one while
-// forced reconnects run; once they stop, a client told to use the listening port must reach it.
+// A list given while forced reconnects run (a host name's new addresses) must be the one the C
+// client uses, or it keeps trying addresses that are gone while ClientConnection believes it has
+// the new ones - and, believing so, never gives them again. (Forced reconnects once wrote the
+// list back into the C client; they now shut the socket down, connection_drop.h.) Each round
+// moves the list between a closed port and a listening one while forced reconnects run; once
+// they stop, a client told to use the listening port must reach it.
 TEST(ClientServerListTest, AForcedReconnectNeverUndoesANewerList) {
   CountingListener listening;
   // The C client compares addresses without their ports (addrvec_contains): a list that differs
@@ -188,6 +191,43 @@ TEST(ClientServerListTest, AForcedReconnectNeverUndoesANewerList) {
     }
   }
   listener.run_deferred();
+}
+
+// A connect that gets no answer (a server whose SYNs are dropped: cut off, or frozen with a full
+// accept queue) is aborted by a forced reconnect too, although its socket has no peer yet for
+// getpeername to confirm: the socket is found in the kernel's table instead. Here the server is
+// a socket listening with a backlog of 0 that one connection already fills, so that the kernel
+// drops every later SYN; the C client's own connect timeout (2T/3 = 20 s) is far away.
+TEST(ClientServerListTest, AForcedReconnectAbortsAConnectThatGetsNoAnswer) {
+  const auto [server, port] = bound_loopback_socket();
+  ASSERT_EQ(::listen(server, 0), 0);
+  const auto [filler, filler_port] = bound_loopback_socket();
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  ASSERT_EQ(::connect(filler, reinterpret_cast<sockaddr*>(&address), sizeof address), 0)
+      << "filler port " << filler_port;
+  LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
+  Listener listener;
+  {
+    ClientConnection connection("127.0.0.1:" + std::to_string(port), 30s, 1, listener,
+                                slot.callback(), nullptr, nullptr);
+    // Twice: each forced reconnect must find the attempt made after the last one.
+    for (int drop = 1; drop <= 2; ++drop) {
+      std::optional<BootClock::time_point> dropped;
+      const auto deadline = std::chrono::steady_clock::now() + 5s;
+      while (!dropped && std::chrono::steady_clock::now() < deadline) {
+        dropped = connection.force_reconnect(false);
+        if (!dropped) std::this_thread::sleep_for(10ms);
+      }
+      ASSERT_TRUE(dropped) << "drop " << drop << ": the connect under way was not aborted";
+      EXPECT_NE(connection.phase(), ConnectionPhase::kConnected);
+    }
+  }
+  listener.run_deferred();
+  ::close(filler);
+  ::close(server);
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// Dropping a connection of the C client from outside its I/O thread (internal).
+//
+// The C client has no "reconnect now". Its server-list update (zoo_set_servers) drops the
+// connection when it decides to move the client, but it is unsafe beside the I/O thread, which
+// re-reads the list itself while it has no socket: the 3.8 client (and 3.9) frees its own copy of
+// the addresses after releasing the lock that guards them, so two list changes in quick
+// succession while the I/O thread is between connections free one address vector twice (an ASan
+// run of client_server_list_test caught it), and over TLS it would free the connection's OpenSSL
+// state under a running SSL_read. shutdown(2) on the socket touches no C client state: the I/O
+// thread sees the connection end on its next read, fails what it had sent with a connection
+// loss, and connects to the next server of its list.
+#pragma once
+
+#include <string>
+
+typedef struct _zhandle zhandle_t;  // NOLINT: the C client's own name
+
+namespace zklock::detail {
+
+/// Effects: shutdown(2)s the TCP socket of `zh`'s current connection if it is established and
+///   its peer is one of `hosts` ("address:port,..." numeric). Needs the caller to keep `zh` open.
+///   A connect still under way (no peer yet) is left alone.
+/// Returns: true if a socket was shut down.
+bool shut_down_connection(zhandle_t* zh, const std::string& hosts) noexcept;
+
+/// Effects: shutdown(2)s every TCP socket of this process that is connected to one of `hosts`
+///   and has received no byte yet: a TLS handshake with a peer that never answers, which the
+///   3.8 C client would wait for forever in its I/O thread (zookeeper_close would then never
+///   return). A socket of another handle that has just connected and not heard its server yet
+///   matches too: that handle then reconnects, nothing more. Reads no C client state.
+/// Returns: how many sockets were shut down.
+int shut_down_silent_handshakes(const std::string& hosts) noexcept;
+
+}  // namespace zklock::detail
