@@ -29,6 +29,7 @@ ZKLOCK_GATE_PACKAGES=(
   # Debian's source package (apt-get source needs dpkg-dev; autotools build it), and tests/tls
   # captures loopback traffic with tcpdump.
   libssl-dev dpkg-dev autoconf automake libtool tcpdump
+  gdb                                  # tests/faults: the stacks of a holder that does not exit
 )
 
 zklock_install_deps() {

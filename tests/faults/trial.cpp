@@ -189,7 +189,8 @@ CheckReport Trial::finish() {
     const auto status = h->process->wait_exit(30s);
     if (!status) {
       ADD_FAILURE() << h->id << " did not exit within 30 s of SIGTERM\n"
-                    << tail_file(h->stderr_path);
+                    << tail_file(h->stderr_path) << "its threads:\n"
+                    << thread_stacks(h->process->pid());
       h->process->kill();
     } else {
       EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)

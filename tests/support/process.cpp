@@ -23,6 +23,7 @@
 #include <functional>
 #include <future>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
@@ -507,6 +508,20 @@ std::string tail_file(const std::string& path, std::size_t max_bytes) {
                                    : 0;
   in.seekg(start);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string thread_stacks(pid_t pid) {
+  const std::string command =
+      "timeout 60 gdb -p " + std::to_string(pid) + " -batch -nx -ex 'thread apply all bt' 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> gdb(::popen(command.c_str(), "r"), &::pclose);
+  if (!gdb) return "(no stacks: popen failed)\n";
+  std::string out;
+  std::array<char, 4096> chunk{};
+  while (const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), gdb.get())) {
+    out.append(chunk.data(), n);
+  }
+  if (out.find("Thread ") == std::string::npos) return "(no stacks from gdb: " + out + ")\n";
+  return out;
 }
 
 std::string describe_wait_status(int status) {

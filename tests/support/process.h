@@ -108,6 +108,10 @@ bool process_stopped(pid_t pid);
 // it cannot be read. Used to put a server's log into an error message.
 std::string tail_file(const std::string& path, std::size_t max_bytes = 4000);
 
+// Every thread's stack of process `pid` (gdb -p, at most 60 s), for the message of a test whose
+// child is stuck; a line saying why not when gdb is missing or cannot attach.
+std::string thread_stacks(pid_t pid);
+
 // Describes a wait status for messages: "exited with 3", "killed by signal 9 (Killed)".
 std::string describe_wait_status(int status);
 
