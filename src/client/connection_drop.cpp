@@ -11,12 +11,15 @@
 #include <sys/stat.h>
 #include <zookeeper/zookeeper.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace zklock::detail {
@@ -108,34 +111,36 @@ std::optional<sockaddr_storage> connecting_peer(int fd) {
       std::fopen(domain == AF_INET ? "/proc/self/net/tcp" : "/proc/self/net/tcp6", "re"),
       &std::fclose);
   if (!table) return std::nullopt;
-  char line[512];
-  if (std::fgets(line, sizeof line, table.get()) == nullptr) return std::nullopt;  // the header
-  while (std::fgets(line, sizeof line, table.get()) != nullptr) {
-    char remote[33] = {};
+  std::array<char, 512> line{};
+  // The first line is the header.
+  if (std::fgets(line.data(), line.size(), table.get()) == nullptr) return std::nullopt;
+  while (std::fgets(line.data(), line.size(), table.get()) != nullptr) {
+    std::array<char, 33> remote{};
     unsigned port = 0;
     unsigned long inode = 0;  // NOLINT(google-runtime-int): the table's own type
     // sl: local:port remote:port st tx:rx tr:when retrnsmt uid timeout inode
-    if (std::sscanf(line,
+    if (std::sscanf(line.data(),
                     " %*u: %*[0-9A-Fa-f]:%*x %32[0-9A-Fa-f]:%x %*x %*x:%*x %*x:%*x %*x %*u %*d %lu",
-                    remote, &port, &inode) != 3 ||
+                    remote.data(), &port, &inode) != 3 ||
         inode != status.st_ino) {
       continue;
     }
     sockaddr_storage peer{};
-    if (domain == AF_INET && std::strlen(remote) == 8) {
+    const std::string hex(remote.data());
+    if (domain == AF_INET && hex.size() == 8) {
       auto* v4 = reinterpret_cast<sockaddr_in*>(&peer);
       v4->sin_family = AF_INET;
       v4->sin_port = htons(static_cast<std::uint16_t>(port));
-      v4->sin_addr.s_addr = static_cast<std::uint32_t>(std::strtoul(remote, nullptr, 16));
+      v4->sin_addr.s_addr = static_cast<std::uint32_t>(std::strtoul(hex.c_str(), nullptr, 16));
       return peer;
     }
-    if (domain == AF_INET6 && std::strlen(remote) == 32) {
+    if (domain == AF_INET6 && hex.size() == 32) {
       auto* v6 = reinterpret_cast<sockaddr_in6*>(&peer);
       v6->sin6_family = AF_INET6;
       v6->sin6_port = htons(static_cast<std::uint16_t>(port));
-      for (int word = 0; word < 4; ++word) {
-        const std::string hex(remote + 8 * word, 8);
-        const auto value = static_cast<std::uint32_t>(std::strtoul(hex.c_str(), nullptr, 16));
+      for (std::size_t word = 0; word < 4; ++word) {
+        const std::string one = hex.substr(8 * word, 8);
+        const auto value = static_cast<std::uint32_t>(std::strtoul(one.c_str(), nullptr, 16));
         std::memcpy(&v6->sin6_addr.s6_addr[4 * word], &value, sizeof value);
       }
       return peer;
