@@ -41,13 +41,12 @@ struct FormFigures {
 // Waits until `n` contenders besides the holder queue on `path` (polled on its own session, so
 // the poll does not wait behind the queue's own traffic).
 void wait_queued(zklock::Session& observer, const std::string& path, int n) {
-  const auto deadline = Clock::now() + std::chrono::seconds(120 + n / 10);
-  while (true) {
-    const auto kids = observer.children(path);
-    if (kids && static_cast<int>(kids->size()) >= n + 1) return;
-    if (Clock::now() > deadline) throw std::runtime_error("the queue did not build in time");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  poll_until(
+      [&] {
+        const auto kids = observer.children(path);
+        return kids && static_cast<int>(kids->size()) >= n + 1;
+      },
+      std::chrono::seconds(120 + n / 10), "the queue did not build in time");
 }
 
 FormFigures run_async(zklock::Session& session, zklock::Session& observer, const std::string& path,
@@ -60,18 +59,7 @@ FormFigures run_async(zklock::Session& session, zklock::Session& observer, const
   FirstError failure;
   const std::int64_t rss_before = proc_status("VmRSS:");
   const std::int64_t heap_before = heap_in_use();
-  for (int i = 0; i < n; ++i) {
-    mutex.async_lock([&drain, &failure](std::error_code error, zklock::Hold hold) {
-      if (error) {
-        failure.set("async_lock: " + error.message());
-        drain.failed();
-        return;
-      }
-      drain.acquired();
-      drain.releasing();
-      hold.unlock();
-    });
-  }
+  queue_releasing_waiters(mutex, n, drain, failure);
   wait_queued(observer, path, n);
   f.threads_waiting = proc_status("Threads:");
   f.rss_kb_per_waiter = static_cast<double>(proc_status("VmRSS:") - rss_before) / n;

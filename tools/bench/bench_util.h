@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -198,5 +199,24 @@ class FirstError {
   mutable std::mutex mutex_;
   std::string what_;
 };
+
+/// Queues `n` asynchronous lock requests on `waiters` (a zklock::Mutex; the async and drain
+/// modes): each releases as soon as it acquires, and is counted by `drain`; a request that fails
+/// is counted done, its error kept in `failure`.
+template <class Mutex>
+void queue_releasing_waiters(Mutex& waiters, int n, Drain& drain, FirstError& failure) {
+  for (int i = 0; i < n; ++i) {
+    waiters.async_lock([&drain, &failure](std::error_code error, auto hold) {
+      if (error) {
+        failure.set("async_lock: " + error.message());
+        drain.failed();
+        return;
+      }
+      drain.acquired();
+      drain.releasing();
+      hold.unlock();
+    });
+  }
+}
 
 }  // namespace zklock::bench

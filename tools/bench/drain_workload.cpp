@@ -51,18 +51,7 @@ Round drain_round(zklock::Session& session, zklock::Session& observer, const std
   const std::int64_t watches_before = window.stats.read().watch_count;
   const double cpu_build0 = process_cpu_us();
   const std::int64_t build0 = now_ns();
-  for (int i = 0; i < n; ++i) {
-    waiters.async_lock([&drain, &failure](std::error_code error, zklock::Hold hold) {
-      if (error) {
-        failure.set("async_lock: " + error.message());
-        drain.failed();
-        return;
-      }
-      drain.acquired();
-      drain.releasing();
-      hold.unlock();
-    });
-  }
+  queue_releasing_waiters(waiters, n, drain, failure);
   // Queued: every node there (the parent's child count, not a listing of n names) and every
   // waiter's watch set on the server (each waiter watches its predecessor).
   poll_until(
