@@ -155,10 +155,10 @@ std::optional<sockaddr_storage> connecting_peer(int fd) {
 bool shut_down_connection(zhandle_t* zh, const std::string& hosts) noexcept {
   if (zh == nullptr) return false;
   // The C client offers no way to drop a connection other than zoo_set_servers (see the header).
-  // Its socket is zh->fd->sock: `struct _zhandle` (private)
-  // begins with `zsock_t* fd` in every 3.5-3.9 client, and zsock_t (public, zookeeper.h) with
-  // `int sock`. The socket number read here may be stale (the I/O thread closes and reopens it):
-  // it is shut down only if it is connected, or connecting, to one of our servers.
+  // Its socket is zh->fd->sock: `struct _zhandle` (private) begins with `zsock_t* fd` in every
+  // 3.5-3.9 client, and zsock_t (public, zookeeper.h) with `int sock`. The socket number read here
+  // may be stale (the I/O thread closes and reopens it): it is shut down only if it is connected,
+  // or connecting, to one of our servers.
   const zsock_t* socket_struct = *reinterpret_cast<zsock_t* const*>(zh);
   if (socket_struct == nullptr) return false;
   const int fd = __atomic_load_n(&socket_struct->sock, __ATOMIC_RELAXED);
