@@ -28,7 +28,7 @@
 namespace zklock::testing {
 
 // TLS for clients (tests/tls): a secureClientPort beside the plain client port, served by the
-// Netty connection factory with a PKCS12 keystore and truststore (tls_pki.h makes them), and the
+// Netty connection factory with a PKCS12 keystore and truststore (test_pki.h makes them), and the
 // X509AuthenticationProvider, which gives each client the RFC 2253 subject of its certificate as
 // its `x509` identity.
 struct ServerTls {
