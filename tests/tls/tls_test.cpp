@@ -270,5 +270,36 @@ TEST(TlsReconnectTest, AServerSilentForHalfTheTimeoutKeepsTheSessionAndTheLock) 
   ASSERT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 5s));
 }
 
+// The same server frozen past the session timeout: the holder is told Lost at its deadline, as
+// over plain TCP. (The C client with OpenSSL fails the requests pending on a failed handshake
+// with ZSSLCONNECTIONERROR, -15, a code zklock once took for a server's answer: every failed
+// handshake then kept the session "alive" and the holder was never told.)
+TEST(TlsReconnectTest, AServerFrozenPastTheTimeoutTellsTheHolderLost) {
+  TlsServer& server = tls_server();
+  const std::string path = unique_path("tls-frozen");
+  Session s(server.options("holder"));
+  Mutex m(s, path);
+  m.lock();
+  const auto timeout = s.negotiated_timeout();
+  server.server().freeze();
+  struct Thaw {
+    ZkServer& z;
+    ~Thaw() { z.thaw(); }
+  } thaw{server.server()};
+  const auto frozen_at = Clock::now();
+  // Lost within T of the last answer (before the freeze), whatever the failed handshakes say;
+  // the bound leaves room for a slow machine, not for a missed deadline (that is never).
+  ASSERT_TRUE(wait_until([&] { return m.state() == LockState::kLost; }, timeout + 5s))
+      << "the holder was not told Lost within " << (timeout + 5s).count() << " ms of the freeze";
+  EXPECT_LE(Clock::now() - frozen_at, timeout + 5s);
+  EXPECT_NE(s.state(), SessionState::kConnected);
+  server.server().thaw();
+  EXPECT_TRUE(wait_until([&] { return s.state() == SessionState::kConnected; }, 30s));
+  EXPECT_GE(s.generation(), 2u) << "the session went on after its timeout";
+  EXPECT_TRUE(s.encrypted());
+  ASSERT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 30s))
+      << "the lost holder's node outlived its session";
+}
+
 }  // namespace
 }  // namespace zklock::testing

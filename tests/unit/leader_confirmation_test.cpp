@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "client/answer.h"
+
 namespace zklock::detail {
 namespace {
 
@@ -214,6 +216,24 @@ TEST(LeaderConfirmationTest, HistoryStaysBoundedOnABusySession) {
   ASSERT_TRUE(c.confirmed());
   // The lag, the last sync's age, a round trip, a bucket.
   EXPECT_GE(*c.confirmed(), t - 1100ms - kRoundTrip - 10ms);
+}
+
+// Only what a server's reply carries is an answer: the C client's own failures - among them
+// ZSSLCONNECTIONERROR (-15), with which a client built with OpenSSL fails every pending request
+// when a TLS handshake fails, and any code this zklock does not know - are not signs of life.
+TEST(AnsweredTest, OnlyCodesAServerSendsAreAnswers) {
+  for (Errc rc : {Errc::ok, Errc::no_node, Errc::node_exists, Errc::bad_version, Errc::not_empty,
+                  Errc::no_auth, Errc::session_moved, Errc::throttled}) {
+    EXPECT_TRUE(answered(rc)) << static_cast<int>(rc);
+  }
+  constexpr int kSslConnectionError = -15;  // ZSSLCONNECTIONERROR of a C client with OpenSSL
+  for (Errc rc :
+       {Errc::connection_loss, Errc::operation_timeout, Errc::closing, Errc::invalid_state,
+        Errc::session_expired, Errc::system_error, Errc::marshalling_error, Errc::bad_arguments,
+        Errc::runtime_inconsistency, Errc::auth_failed, Errc::nothing, Errc::tls,
+        static_cast<Errc>(kSslConnectionError), static_cast<Errc>(-16), static_cast<Errc>(-150)}) {
+    EXPECT_FALSE(answered(rc)) << static_cast<int>(rc);
+  }
 }
 
 }  // namespace
