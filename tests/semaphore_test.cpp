@@ -140,6 +140,9 @@ std::unique_ptr<ChildProcess> spawn_child(const std::string& spec, const std::st
   SpawnOptions options;
   options.log_path = log;
   options.extra_env.push_back("ZKLOCK_SEMAPHORE_CHILD=" + spec);
+  for (std::string& tls : tls_child_environment()) {  // over TLS when the parent is
+    options.extra_env.push_back(std::move(tls));
+  }
   return std::make_unique<ChildProcess>(
       std::vector<std::string>{self_exe(), "--gtest_filter=SemaphoreChild.Run"}, options);
 }

@@ -6,14 +6,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "support/four_letter_words.h"
+#include "support/test_pki.h"
 #include "support/unique_name.h"
 #include "support/wait.h"
 #include "support/zk_server.h"
+#include "zklock/acl.h"
 #include "zklock/session.h"
 
 namespace zklock::testing {
@@ -36,14 +39,49 @@ inline std::unique_ptr<ZkServer> start_fast_expiry_server(int max_session_timeou
   return ZkServer::start(options);
 }
 
+/// How many sessions' options options_for() pointed at a TLS port (the wire suites over TLS).
+inline std::atomic<int>& sessions_over_tls() {
+  static std::atomic<int> count{0};
+  return count;
+}
+
+/// Options of a test session on `connect`. In the wire suites over TLS (wire_suites_over_tls(),
+/// zk_server.h), when `connect` names servers of this process that serve TLS, the session goes to
+/// their TLS ports with the test certificate ("holder") instead, and creates open nodes, as it
+/// would over plain TCP without credentials: what is under test is the wire, not the ACLs
+/// (tests/tls tests those). A proxy's or an ensemble's connect string stays plain.
 inline SessionOptions options_for(const std::string& connect,
                                   std::chrono::milliseconds timeout = 4000ms) {
   SessionOptions o;
   o.connect = connect;
   o.session_timeout = timeout;
   o.connect_timeout = 10s;
+  if (wire_suites_over_tls()) {
+    if (auto tls_connect = tls_connect_for(connect)) {
+      const ClientCertificate c = test_pki().client("holder");
+      o.connect = *tls_connect;
+      o.tls = TlsOptions{c.ca_file, c.cert_file, c.key_file, c.key_password};
+      o.node_acl = open_acl();
+      ++sessions_over_tls();
+    }
+  }
   return o;
 }
+
+/// In the wire suites over TLS, a run in which no session went over TLS fails (the suite would
+/// otherwise pass over plain TCP and prove nothing); the count is printed.
+class OverTlsCheck : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!wire_suites_over_tls()) return;
+    std::printf("[ OVER TLS ] %d sessions' options pointed at TLS ports\n",
+                sessions_over_tls().load());
+    EXPECT_GT(sessions_over_tls().load(), 0) << "ZKLOCK_TEST_OVER_TLS is set, and no test session "
+                                                "went over TLS";
+  }
+};
+inline ::testing::Environment* const kOverTlsCheck = ::testing::AddGlobalTestEnvironment(
+    new OverTlsCheck);  // NOLINT(cppcoreguidelines-owning-memory)
 
 /// The children of `path` (empty if it is missing).
 inline std::vector<std::string> lock_children(Session& s, const std::string& path) {

@@ -18,7 +18,7 @@ TestPki::TestPki() : dir_(make_temp_dir("zklock-pki-")) {
 }
 
 TestPki::~TestPki() {
-  if (!keep_test_dirs()) {
+  if (owned_ && !keep_test_dirs()) {
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
   }
@@ -37,7 +37,11 @@ TestPki& test_pki() {
   static std::mutex mutex;
   static std::unique_ptr<TestPki> pki;
   std::lock_guard lock(mutex);
-  if (!pki) pki = std::make_unique<TestPki>();
+  if (!pki) {
+    const char* parents = std::getenv("ZKLOCK_TEST_PKI_DIR");  // NOLINT(concurrency-mt-unsafe)
+    pki = parents != nullptr && *parents != '\0' ? std::make_unique<TestPki>(parents)
+                                                 : std::make_unique<TestPki>();
+  }
   return *pki;
 }
 

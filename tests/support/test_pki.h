@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "support/zk_server.h"
 
@@ -23,6 +24,8 @@ class TestPki {
  public:
   // Runs make_pki.sh (openssl, keytool). Throws std::runtime_error when it fails.
   TestPki();
+  // The certificates another process made in `dir` (left there when this object goes).
+  explicit TestPki(std::string dir) : dir_(std::move(dir)), owned_(false) {}
   ~TestPki();
   TestPki(const TestPki&) = delete;
   TestPki& operator=(const TestPki&) = delete;
@@ -39,9 +42,11 @@ class TestPki {
 
  private:
   std::string dir_;
+  bool owned_ = true;
 };
 
-// The process's certificates, made on first use (thread-safe) and kept until it exits.
+// The process's certificates, made on first use (thread-safe) and kept until it exits - or, in a
+// child process of a test, its parent's (ZKLOCK_TEST_PKI_DIR, zk_server.h tls_child_environment).
 TestPki& test_pki();
 
 }  // namespace zklock::testing

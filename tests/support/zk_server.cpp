@@ -6,12 +6,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -19,6 +21,7 @@
 #include <system_error>
 
 #include "support/four_letter_words.h"
+#include "support/test_pki.h"
 #include "support/wait.h"
 
 namespace zklock::testing {
@@ -33,6 +36,28 @@ constexpr int kStartAttempts = 4;
 std::string env_or(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): nobody setenv()s
   return value != nullptr && *value != '\0' ? std::string(value) : fallback;
+}
+
+// Every server of this process that serves TLS: its plain "address:port" -> its TLS one
+// (tls_connect_for). A port reused by a later server overwrites the entry.
+struct TlsEndpoints {
+  std::mutex mutex;
+  std::map<std::string, std::string> tls_of_plain;
+};
+TlsEndpoints& tls_endpoints() {
+  // A child process of a test starts with its parent's (tls_child_environment).
+  static TlsEndpoints endpoints;
+  static std::once_flag inherited;
+  std::call_once(inherited, [] {
+    std::stringstream in(env_or("ZKLOCK_TEST_TLS_ENDPOINTS", ""));
+    for (std::string entry; std::getline(in, entry, ';');) {
+      const std::size_t equals = entry.find('=');
+      if (equals != std::string::npos) {
+        endpoints.tls_of_plain[entry.substr(0, equals)] = entry.substr(equals + 1);
+      }
+    }
+  });
+  return endpoints;
 }
 
 // Binds a TCP socket to 127.0.0.1:port (0: any). Returns the descriptor (the caller closes it)
@@ -249,6 +274,11 @@ std::unique_ptr<ZkServer> ZkServer::start_in_netns(const NetNamespace& netns,
 std::unique_ptr<ZkServer> ZkServer::start_in_netns_or_here(const NetNamespace* netns,
                                                            const std::string& client_address,
                                                            ServerOptions options) {
+  // The wire suites over TLS: every server started here serves TLS too (a namespaced one is the
+  // kernel-fault scenarios', which choose for themselves).
+  if (netns == nullptr && !options.tls && wire_suites_over_tls()) {
+    options.tls = test_pki().server_tls();
+  }
   std::unique_ptr<ZkServer> server(new ZkServer(options, make_temp_dir("zklock-zk-")));
   server->netns_ = netns;
   server->client_address_ = client_address;
@@ -262,7 +292,10 @@ std::unique_ptr<ZkServer> ZkServer::start_in_netns_or_here(const NetNamespace* n
       server->port_ = pick_free_port();
     }
     server->write_config();
-    if (server->launch()) return server;
+    if (server->launch()) {
+      if (server->secure_port_ != 0) register_tls_endpoint(*server);
+      return server;
+    }
     if (attempt == kStartAttempts) {
       server->keep_dir_ = true;
       throw std::runtime_error("ZooKeeper server did not start after " +
@@ -376,6 +409,48 @@ std::string ZkServer::four_letter(std::string_view word, std::chrono::millisecon
 
 // ---------------------------------------------------------------------------------------------
 // The shared server
+
+bool wire_suites_over_tls() {
+  static const bool over_tls =
+      !env_or("ZKLOCK_TEST_OVER_TLS", "").empty() && env_or("ZKLOCK_TEST_OVER_TLS", "") != "0";
+  return over_tls;
+}
+
+void register_tls_endpoint(const ZkServer& server) {
+  TlsEndpoints& endpoints = tls_endpoints();
+  std::lock_guard lock(endpoints.mutex);
+  endpoints.tls_of_plain[server.connect_string()] = server.tls_connect_string();
+}
+
+std::vector<std::string> tls_child_environment() {
+  std::vector<std::string> out;
+  TlsEndpoints& endpoints = tls_endpoints();
+  std::lock_guard lock(endpoints.mutex);
+  if (endpoints.tls_of_plain.empty()) return out;
+  std::string list = "ZKLOCK_TEST_TLS_ENDPOINTS=";
+  for (const auto& [plain, tls] : endpoints.tls_of_plain) list += plain + "=" + tls + ";";
+  out.push_back(list);
+  out.push_back("ZKLOCK_TEST_PKI_DIR=" + test_pki().dir());
+  return out;
+}
+
+std::optional<std::string> tls_connect_for(const std::string& connect) {
+  const std::size_t slash = connect.find('/');
+  const std::string hosts = connect.substr(0, slash);
+  const std::string chroot = slash == std::string::npos ? std::string() : connect.substr(slash);
+  TlsEndpoints& endpoints = tls_endpoints();
+  std::lock_guard lock(endpoints.mutex);
+  std::string out;
+  std::size_t begin = 0;
+  while (begin <= hosts.size()) {
+    const std::size_t comma = std::min(hosts.find(',', begin), hosts.size());
+    const auto it = endpoints.tls_of_plain.find(hosts.substr(begin, comma - begin));
+    if (it == endpoints.tls_of_plain.end()) return std::nullopt;
+    out += (out.empty() ? "" : ",") + it->second;
+    begin = comma + 1;
+  }
+  return out + chroot;
+}
 
 bool using_external_server() { return !env_or("ZKLOCK_TEST_CONNECT", "").empty(); }
 

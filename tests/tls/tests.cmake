@@ -2,7 +2,8 @@
 # ssl.clientAuth=need, the X509AuthenticationProvider) and certificates made per run by
 # support/make_pki.sh (openssl, keytool). Built only when the C client has TLS (ZooKeeper_HAS_SSL:
 # configure with -DZooKeeper_ROOT=PREFIX after scripts/zookeeper-client.sh PREFIX). Labelled
-# `tls`: scripts/test.sh tls runs it. Included by tests/CMakeLists.txt.
+# `tls`: scripts/test.sh tls runs it, and the TLS runs of the wire suites (below) and of the
+# kernel-fault scenarios (netfaults/tests.cmake). Included by tests/CMakeLists.txt.
 if(ZooKeeper_HAS_SSL)
   set(_tls ${CMAKE_CURRENT_LIST_DIR})
   zklock_add_test(tls_test ${_tls}/tls_test.cpp ${_tls}/tls_capture_test.cpp
@@ -11,4 +12,15 @@ if(ZooKeeper_HAS_SSL)
   target_include_directories(tls_test PRIVATE ${_tls})
   target_compile_definitions(tls_test PRIVATE
     ZKLOCK_TEST_ZOOKEEPER_LIBRARY="${ZooKeeper_LIBRARY}")
+
+  # The wire suites over TLS: the Mutex, SharedMutex, Semaphore and asynchronous suites' binaries
+  # once more, with ZKLOCK_TEST_OVER_TLS=1 - every server they start serves TLS too, and every
+  # session options_for() makes for such a server goes over TLS (tests/test_env.h,
+  # tests/support/zk_server.h): acquisition, hand-off, lost create replies, session loss... A
+  # session through a proxy or to an ensemble stays plain. A run with no session over TLS fails.
+  foreach(_suite mutex_test shared_mutex_test semaphore_test semaphore_async_test async_lock_test)
+    add_test(NAME ${_suite}_over_tls COMMAND ${_suite})
+    set_tests_properties(${_suite}_over_tls PROPERTIES LABELS tls TIMEOUT 600
+                         ENVIRONMENT "${ZKLOCK_TEST_ENVIRONMENT};ZKLOCK_TEST_OVER_TLS=1")
+  endforeach()
 endif()
