@@ -20,9 +20,10 @@
 #             revocation), shared mutex, async, lock set, semaphore, election, the figures and
 #             the event hook - under ThreadSanitizer (build-tsan/, tests/tsan.supp)
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
-#     tls     the TLS suite (tests/tls, ctest -L tls) in build-tls/ (TLS_BUILD_DIR), against
-#             ZooKeeper's own C client built with OpenSSL by scripts/zookeeper-client.sh into
-#             build-tls/zookeeper-client - once: later runs reuse it while the installed
+#     tls     the TLS runs (ctest -L tls: the TLS suite, the wire suites and the kernel-fault
+#             scenarios over TLS) in build-tls/ (TLS_BUILD_DIR) under ASan+UBSan, against
+#             ZooKeeper's own C client built with OpenSSL and ASan by scripts/zookeeper-client.sh
+#             into build-tls/zookeeper-client - once: later runs reuse it while the installed
 #             zookeeper version is the same
 #   A gate that fails does not stop the others; the run fails if any did. In `ci` each test runs
 #   once: `suite` runs the out-of-process suites, `asan` the in-process ones and the unit tier.
@@ -121,13 +122,21 @@ gate_tsan() {
   build_tsan
   run_tsan
 }
-# The TLS build holds the library (a unity build, as the sanitizer builds) and the TLS suite only.
+# The TLS build: under ASan+UBSan as the asan build, against ZooKeeper's C client built with
+# OpenSSL and with ASan too (so that a forced reconnect racing the C client's SSL state is an ASan
+# report, not a rare crash), holding only what the TLS runs need (ctest -L tls): the TLS suite, the
+# wire suites run over TLS (tests/tls/tests.cmake) and the kernel-fault scenarios' TLS runs with
+# their contenders (fault_holder, the CLI).
 tls_build=${TLS_BUILD_DIR:-build-tls}
+tls_targets=(tls_test tls_connection_phase_test mutex_test shared_mutex_test semaphore_test
+             semaphore_async_test async_lock_test)
 build_tls() {
-  scripts/zookeeper-client.sh "$tls_build/zookeeper-client"
-  configure "$tls_build" -DZooKeeper_ROOT="$PWD/$tls_build/zookeeper-client" -DCMAKE_UNITY_BUILD=ON \
-    -DZKLOCK_BUILD_EXAMPLES=OFF -DZKLOCK_BUILD_TOOLS=OFF -DZKLOCK_BUILD_OUT_OF_PROCESS_SUITES=OFF
-  cmake --build "$tls_build" -j"$jobs" --target tls_test
+  ZKLOCK_ZK_CFLAGS="-fsanitize=address -fno-omit-frame-pointer" \
+    scripts/zookeeper-client.sh "$tls_build/zookeeper-client"
+  configure "$tls_build" -DZooKeeper_ROOT="$PWD/$tls_build/zookeeper-client" \
+    "${sanitizer_build[@]}" -DZKLOCK_SANITIZE=address,undefined \
+    -DZKLOCK_BUILD_TOOLS=ON -DZKLOCK_BUILD_OUT_OF_PROCESS_SUITES=ON
+  cmake --build "$tls_build" -j"$jobs" --target "${tls_targets[@]}"
 }
 run_tls() { run_ctest "$tls_build" "$jobs" -L tls --no-tests=error; }
 gate_tls() {

@@ -74,12 +74,17 @@ ConnectionPhase ClientConnection::phase() const noexcept {
   if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) return ConnectionPhase::kConnected;
   if (s == ZOO_ASSOCIATING_STATE) return ConnectionPhase::kAssociating;
   // Over TLS the C client is in its SSL_CONNECTING state (7; exported, not declared) from the
-  // TCP connect through the TLS handshake: counted as a handshake under way, so that a forced
-  // reconnect waits suspend_after for it instead of the reconnect interval - a server just back
-  // (a thawed JVM, an ASan build) may take longer than 150 ms to answer a handshake, and cutting
-  // each one off would keep the session from ever reconnecting.
+  // TCP connect through the TLS handshake. A handshake under way counts as associating, so that a
+  // forced reconnect waits suspend_after for it instead of the reconnect interval - a server just
+  // back (a thawed JVM, an ASan build) may take longer than 150 ms to answer a handshake, and
+  // cutting each one off would keep the session from ever reconnecting. A TCP connect whose SYN
+  // is unanswered is still connecting, as over plain TCP: cut after the reconnect interval, so
+  // that after a network blip heals a fresh SYN goes out within 150 ms instead of waiting for the
+  // kernel's next retransmission (1, 3, 7 s after the first), which a 0.75 T blip cannot afford.
   constexpr int kSslConnectingState = 7;
-  if (tls_ && s == kSslConnectingState) return ConnectionPhase::kAssociating;
+  if (tls_ && s == kSslConnectingState) {
+    return connect_under_way(zh_) ? ConnectionPhase::kConnecting : ConnectionPhase::kAssociating;
+  }
   if (s == ZOO_EXPIRED_SESSION_STATE || s == ZOO_AUTH_FAILED_STATE) return ConnectionPhase::kEnded;
   return ConnectionPhase::kConnecting;
 }

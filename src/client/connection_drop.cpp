@@ -91,6 +91,26 @@ bool connected_to(int fd, const std::vector<Endpoint>& peers) {
   return one_of(peer, peers);
 }
 
+// True when `fd` is a TCP socket whose connect waits for the answer to its SYN.
+bool syn_sent(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
+  constexpr int kTcpSynSent = 2;  // the kernel's TCP_SYN_SENT (not in the uapi headers)
+  return info.tcpi_state == kTcpSynSent;
+}
+
+// The socket of `zh`'s current connection, or -1. The C client offers no accessor: `struct
+// _zhandle` (private) begins with `zsock_t* fd` in every 3.5-3.9 client, and zsock_t (public,
+// zookeeper.h) with `int sock`. The number read may be stale (the I/O thread closes and reopens
+// it): callers check what it is connected to before acting on it.
+int current_socket(zhandle_t* zh) {
+  if (zh == nullptr) return -1;
+  const zsock_t* socket_struct = *reinterpret_cast<zsock_t* const*>(zh);
+  if (socket_struct == nullptr) return -1;
+  return __atomic_load_n(&socket_struct->sock, __ATOMIC_RELAXED);
+}
+
 // The address a TCP socket whose connect is under way (SYN sent, no answer yet) is connecting to.
 // getpeername refuses such a socket (ENOTCONN), but the kernel's socket table lists it by inode:
 // /proc/self/net/tcp (tcp6), whose remote address is the in-memory words of the address printed
@@ -102,11 +122,7 @@ std::optional<sockaddr_storage> connecting_peer(int fd) {
   socklen_t length = sizeof domain;
   if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0) return std::nullopt;
   if (domain != AF_INET && domain != AF_INET6) return std::nullopt;
-  tcp_info info{};
-  length = sizeof info;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return std::nullopt;
-  constexpr int kTcpSynSent = 2;  // the kernel's TCP_SYN_SENT (not in the uapi headers)
-  if (info.tcpi_state != kTcpSynSent) return std::nullopt;
+  if (!syn_sent(fd)) return std::nullopt;
   std::unique_ptr<FILE, int (*)(FILE*)> table(
       std::fopen(domain == AF_INET ? "/proc/self/net/tcp" : "/proc/self/net/tcp6", "re"),
       &std::fclose);
@@ -153,15 +169,10 @@ std::optional<sockaddr_storage> connecting_peer(int fd) {
 }  // namespace
 
 bool shut_down_connection(zhandle_t* zh, const std::string& hosts) noexcept {
-  if (zh == nullptr) return false;
   // The C client offers no way to drop a connection other than zoo_set_servers (see the header).
-  // Its socket is zh->fd->sock: `struct _zhandle` (private) begins with `zsock_t* fd` in every
-  // 3.5-3.9 client, and zsock_t (public, zookeeper.h) with `int sock`. The socket number read here
-  // may be stale (the I/O thread closes and reopens it): it is shut down only if it is connected,
-  // or connecting, to one of our servers.
-  const zsock_t* socket_struct = *reinterpret_cast<zsock_t* const*>(zh);
-  if (socket_struct == nullptr) return false;
-  const int fd = __atomic_load_n(&socket_struct->sock, __ATOMIC_RELAXED);
+  // The socket number may be stale: it is shut down only if it is connected, or connecting, to
+  // one of our servers.
+  const int fd = current_socket(zh);
   if (fd < 0) return false;
   const std::vector<Endpoint> peers = endpoints(hosts);
   if (!connected_to(fd, peers)) {
@@ -193,6 +204,11 @@ int shut_down_silent_handshakes(const std::string& hosts) noexcept {
   }
   closedir(dir);
   return count;
+}
+
+bool connect_under_way(zhandle_t* zh) noexcept {
+  const int fd = current_socket(zh);
+  return fd >= 0 && syn_sent(fd);
 }
 
 }  // namespace zklock::detail

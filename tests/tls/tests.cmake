@@ -12,6 +12,9 @@ if(ZooKeeper_HAS_SSL)
   target_include_directories(tls_test PRIVATE ${_tls})
   target_compile_definitions(tls_test PRIVATE
     ZKLOCK_TEST_ZOOKEEPER_LIBRARY="${ZooKeeper_LIBRARY}")
+  # White box: how a TLS connection's phase reads while its TCP connect or its handshake waits.
+  zklock_add_test(tls_connection_phase_test ${_tls}/tls_connection_phase_test.cpp
+                  LIBS zklock ZooKeeper::zookeeper_mt LABELS tls WHITE_BOX)
 
   # The wire suites over TLS: the Mutex, SharedMutex, Semaphore and asynchronous suites' binaries
   # once more, with ZKLOCK_TEST_OVER_TLS=1 - every server they start serves TLS too, and every

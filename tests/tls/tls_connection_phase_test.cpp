@@ -1,0 +1,137 @@
+// How a TLS connection's phase reads while it waits (white box, ClientConnection::phase): the C
+// client's SSL_CONNECTING state covers both the TCP connect and the TLS handshake, and the Lost
+// rule must tell them apart. A connect whose SYN gets no answer is kConnecting - a forced
+// reconnect cuts it after the reconnect interval (150 ms), as over plain TCP, so that a fresh SYN
+// goes out soon after a network blip heals instead of at the kernel's next retransmission, 1, 3
+// or 7 s later. A TCP connection whose handshake waits on a silent peer is kAssociating - given
+// suspend_after, since a server just back may answer a handshake slowly.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "client/client_connection.h"
+#include "client/log_router.h"
+#include "client/tls.h"
+#include "support/test_pki.h"
+#include "support/wait.h"
+
+namespace zklock::detail {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::wait_until;
+
+class Listener : public ConnectionListener {
+ public:
+  void on_answered(const Answer&) override {}
+  void on_connection_event(unsigned, ConnectionEvent) override {}
+  void defer(std::function<void()> task) override {
+    std::lock_guard lock(mutex_);
+    deferred_.push_back(std::move(task));
+  }
+  void run_deferred() {
+    std::vector<std::function<void()>> tasks;
+    {
+      std::lock_guard lock(mutex_);
+      tasks.swap(deferred_);
+    }
+    for (auto& task : tasks) task();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::function<void()>> deferred_;
+};
+
+// A TCP socket bound to a free port of 127.0.0.1, and that port.
+std::pair<int, int> bound_loopback_socket() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), length), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  return {fd, ntohs(address.sin_port)};
+}
+
+std::string tls_settings() {
+  const testing::ClientCertificate c = testing::test_pki().client("intruder");  // no password
+  TlsOptions tls;
+  tls.ca_file = c.ca_file;
+  tls.cert_file = c.cert_file;
+  tls.key_file = c.key_file;
+  return checked_tls_settings(tls);
+}
+
+// Polls phase() for `window` and returns every phase seen.
+std::vector<ConnectionPhase> phases_seen(const ClientConnection& connection,
+                                         std::chrono::milliseconds window) {
+  std::vector<ConnectionPhase> seen;
+  wait_until(
+      [&] {
+        const ConnectionPhase p = connection.phase();
+        if (seen.empty() || seen.back() != p) seen.push_back(p);
+        return false;
+      },
+      window, 5ms);
+  return seen;
+}
+
+TEST(TlsConnectionPhaseTest, AConnectWhoseSynGetsNoAnswerIsConnecting) {
+  // A listener with a backlog of 0 that one connection already fills: the kernel drops every
+  // later SYN, and the connect waits.
+  const auto [server, port] = bound_loopback_socket();
+  ASSERT_EQ(::listen(server, 0), 0);
+  const auto [filler, filler_port] = bound_loopback_socket();
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  ASSERT_EQ(::connect(filler, reinterpret_cast<sockaddr*>(&address), sizeof address), 0)
+      << "filler port " << filler_port;
+  LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
+  Listener listener;
+  {
+    ClientConnection connection("127.0.0.1:" + std::to_string(port), 30s, 1, listener,
+                                slot.callback(), nullptr, nullptr, tls_settings());
+    ASSERT_TRUE(connection.encrypted());
+    const auto seen = phases_seen(connection, 1500ms);
+    EXPECT_EQ(seen, std::vector<ConnectionPhase>{ConnectionPhase::kConnecting})
+        << "a connect without an answer must read as connecting, never as a handshake";
+  }
+  listener.run_deferred();
+  ::close(filler);
+  ::close(server);
+}
+
+TEST(TlsConnectionPhaseTest, AHandshakeWithASilentPeerIsAssociating) {
+  // The kernel accepts (backlog 16); nobody ever reads or answers.
+  const auto [server, port] = bound_loopback_socket();
+  ASSERT_EQ(::listen(server, 16), 0);
+  LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
+  Listener listener;
+  {
+    ClientConnection connection("127.0.0.1:" + std::to_string(port), 30s, 1, listener,
+                                slot.callback(), nullptr, nullptr, tls_settings());
+    EXPECT_TRUE(
+        wait_until([&] { return connection.phase() == ConnectionPhase::kAssociating; }, 5s, 5ms))
+        << "a TLS handshake under way must read as associating";
+  }
+  listener.run_deferred();
+  ::close(server);
+}
+
+}  // namespace
+}  // namespace zklock::detail
