@@ -1,8 +1,14 @@
 // tests/support/zk_ensemble.cpp
 #include "support/zk_ensemble.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -24,6 +30,20 @@ constexpr int kStartAttempts = 3;
 bool mentions_bind_failure(const std::string& log) {
   return log.find("Address already in use") != std::string::npos ||
          log.find("BindException") != std::string::npos;
+}
+
+// True when a TCP connection to address:port is accepted (a TLS port: no 4lw there). A node in a
+// namespace is reached through the host's routes, as its 4lw are.
+bool accepts_connections(const std::string& address, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = inet_pton(AF_INET, address.c_str(), &sa.sin_addr) == 1 &&
+                  ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  ::close(fd);
+  return ok;
 }
 
 }  // namespace
@@ -59,17 +79,22 @@ std::unique_ptr<ZkEnsemble> ZkEnsemble::start_in_netns(std::vector<NodePlacement
       new ZkEnsemble(options, make_temp_dir("zklock-ensemble-"), n));
   for (int i = 0; i < n; ++i) ensemble->node(i).placement = placements[static_cast<std::size_t>(i)];
   ensemble->extra_config_ = std::move(extra_config);
+  // Three ports per node, one for the ObserverMasters, and with TLS a secure port per node after
+  // those (the plain ensemble's ports are picked as they always were).
+  const bool tls = options.tls.has_value();
   for (int attempt = 1;; ++attempt) {
-    const std::vector<int> ports = pick_free_ports(3 * n + 1);
+    const std::vector<int> ports = pick_free_ports(3 * n + 1 + (tls ? n : 0));
     for (int i = 0; i < n; ++i) {
       Node& each = ensemble->node(i);
       const std::size_t first = 3 * static_cast<std::size_t>(i);
       each.client_port = ports[first];
       each.quorum_port = ports[first + 1];
       each.election_port = ports[first + 2];
+      each.secure_port = tls ? ports[3 * static_cast<std::size_t>(n) + 1 + i] : 0;
     }
-    ensemble->observer_master_port_ =
-        observer_masters == ObserverMasters::kOnFollowers ? ports.back() : 0;
+    ensemble->observer_master_port_ = observer_masters == ObserverMasters::kOnFollowers
+                                          ? ports[3 * static_cast<std::size_t>(n)]
+                                          : 0;
     ensemble->write_configs();
     for (int i = 0; i < n; ++i) ensemble->spawn(i);
 
@@ -89,7 +114,7 @@ std::unique_ptr<ZkEnsemble> ZkEnsemble::start_in_netns(std::vector<NodePlacement
                                          : mode != "leader" && mode != "follower") {
               return false;
             }
-            if (!ensemble->is_ours(i)) return false;
+            if (!ensemble->is_ours(i) || !ensemble->tls_port_ready(i)) return false;
             if (mode == "leader") ++leaders;
           }
           return leaders == 1;
@@ -172,7 +197,7 @@ void ZkEnsemble::write_configs() {
     std::ofstream(each.data_dir + "/myid") << i + 1 << "\n";
     std::ofstream cfg(each.dir + "/zoo.cfg", std::ios::trunc);
     cfg << zookeeper_config(options_, each.data_dir, each.client_port,
-                            each.placement.client_address)
+                            each.placement.client_address, each.secure_port)
         << "initLimit=5\n"
         << "syncLimit=2\n"
         // A 1-node "ensemble" stays a quorum (Mode: leader) rather than turning standalone.
@@ -200,7 +225,13 @@ void ZkEnsemble::spawn(int i) {
 
 bool ZkEnsemble::serving(int i) {
   const std::string current = mode(i);
-  return (current == "leader" || current == "follower" || current == "observer") && is_ours(i);
+  return (current == "leader" || current == "follower" || current == "observer") && is_ours(i) &&
+         tls_port_ready(i);
+}
+
+bool ZkEnsemble::tls_port_ready(int i) const {
+  return node(i).secure_port == 0 ||
+         accepts_connections(node(i).placement.client_address, node(i).secure_port);
 }
 
 bool ZkEnsemble::is_ours(int i) const {
@@ -228,6 +259,15 @@ std::string ZkEnsemble::connect_string() const {
 
 std::string ZkEnsemble::node_connect_string(int i) const {
   return node(i).placement.client_address + ":" + std::to_string(node(i).client_port);
+}
+
+int ZkEnsemble::secure_port(int i) const { return node(i).secure_port; }
+
+std::string ZkEnsemble::node_tls_connect_string(int i) const {
+  const Node& each = node(i);
+  return each.secure_port == 0
+             ? std::string()
+             : each.placement.client_address + ":" + std::to_string(each.secure_port);
 }
 
 const std::string& ZkEnsemble::client_address(int i) const {

@@ -14,6 +14,12 @@
 // port P of its quorum address, and an observer syncs from a follower instead of the leader - its
 // sessions' touches reach the leader in two hops (observer -> follower -> leader).
 //
+// TLS: with ServerOptions::tls every node also serves TLS on a secureClientPort of its own
+// (secure_port(i)), on its client address, beside its plain client port (zookeeper_config writes
+// the lines: the Netty factory for both ports, ssl.clientAuth, the X509AuthenticationProvider).
+// The quorum stays plain, and so does every 4lw (on the plain port). The ensemble is ready only
+// once every node's TLS port also accepts connections.
+//
 // Not thread-safe: drive an ensemble from one thread at a time.
 #pragma once
 
@@ -72,6 +78,10 @@ class ZkEnsemble {
   std::string connect_string() const;
   // "127.0.0.1:p" of node i only ("<client_address>:p" when placed in a namespace).
   std::string node_connect_string(int i) const;
+  // With ServerOptions::tls: node i's TLS port and "<client_address>:<secure port>" of node i
+  // only (0 and "" without).
+  int secure_port(int i) const;
+  std::string node_tls_connect_string(int i) const;
   // The address node i serves clients on ("127.0.0.1" unless placed in a namespace).
   const std::string& client_address(int i) const;
   // Node i was placed as an observer.
@@ -127,6 +137,7 @@ class ZkEnsemble {
  private:
   struct Node {
     int client_port = 0;
+    int secure_port = 0;  // ServerOptions::tls only
     int quorum_port = 0;
     int election_port = 0;
     std::string dir;
@@ -141,8 +152,10 @@ class ZkEnsemble {
   const Node& node(int i) const;
   void write_configs();
   void spawn(int i);
-  // Mode leader/follower/observer, and is_ours(i).
+  // Mode leader/follower/observer, is_ours(i), and tls_port_ready(i).
   bool serving(int i);
+  // Node i has no TLS port, or its TLS port accepts a TCP connection (no 4lw there).
+  bool tls_port_ready(int i) const;
   // `conf` on node i's port names node i's data directory: the port is not someone else's.
   bool is_ours(int i) const;
   // Log tails of all nodes, for error messages.
