@@ -49,7 +49,7 @@ inline std::atomic<int>& sessions_over_tls() {
 /// zk_server.h), when `connect` names servers of this process that serve TLS, the session goes to
 /// their TLS ports with the test certificate ("holder") instead, and creates open nodes, as it
 /// would over plain TCP without credentials: what is under test is the wire, not the ACLs
-/// (tests/tls tests those). A proxy's or an ensemble's connect string stays plain.
+/// (tests/tls tests those). A proxy's connect string stays plain.
 inline SessionOptions options_for(const std::string& connect,
                                   std::chrono::milliseconds timeout = 4000ms) {
   SessionOptions o;

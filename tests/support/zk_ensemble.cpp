@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "support/four_letter_words.h"
+#include "support/test_pki.h"
 #include "support/wait.h"
 
 namespace zklock::testing {
@@ -59,10 +60,19 @@ ZkEnsemble::ZkEnsemble(ServerOptions options, std::string root_dir, int n)
 
 std::unique_ptr<ZkEnsemble> ZkEnsemble::start(int n, ServerOptions options) {
   if (n < 1) throw std::invalid_argument("ZkEnsemble::start: n must be >= 1");
-  return start_in_netns(
-      std::vector<NodePlacement>(static_cast<std::size_t>(n),
-                                 NodePlacement{nullptr, "127.0.0.1", "127.0.0.1"}),
-      options);
+  // The wire suites over TLS (zk_server.h): every node serves TLS too, and options_for() finds
+  // each node's TLS port.
+  if (!options.tls && wire_suites_over_tls()) options.tls = test_pki().server_tls();
+  auto ensemble =
+      start_in_netns(std::vector<NodePlacement>(static_cast<std::size_t>(n),
+                                                NodePlacement{nullptr, "127.0.0.1", "127.0.0.1"}),
+                     options);
+  if (options.tls) {
+    for (int i = 0; i < n; ++i) {
+      register_tls_endpoint(ensemble->node_connect_string(i), ensemble->node_tls_connect_string(i));
+    }
+  }
+  return ensemble;
 }
 
 std::unique_ptr<ZkEnsemble> ZkEnsemble::start_in_netns(std::vector<NodePlacement> placements,

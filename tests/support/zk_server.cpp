@@ -293,7 +293,9 @@ std::unique_ptr<ZkServer> ZkServer::start_in_netns_or_here(const NetNamespace* n
     }
     server->write_config();
     if (server->launch()) {
-      if (server->secure_port_ != 0) register_tls_endpoint(*server);
+      if (server->secure_port_ != 0) {
+        register_tls_endpoint(server->connect_string(), server->tls_connect_string());
+      }
       return server;
     }
     if (attempt == kStartAttempts) {
@@ -416,10 +418,10 @@ bool wire_suites_over_tls() {
   return over_tls;
 }
 
-void register_tls_endpoint(const ZkServer& server) {
+void register_tls_endpoint(const std::string& plain, const std::string& tls) {
   TlsEndpoints& endpoints = tls_endpoints();
   std::lock_guard lock(endpoints.mutex);
-  endpoints.tls_of_plain[server.connect_string()] = server.tls_connect_string();
+  endpoints.tls_of_plain[plain] = tls;
 }
 
 std::vector<std::string> tls_child_environment() {

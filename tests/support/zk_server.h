@@ -156,18 +156,18 @@ ServerRef shared_server();
 
 // The wire suites over TLS (issue 25): with ZKLOCK_TEST_OVER_TLS=1 (the tls gate's *_over_tls
 // tests, tests/tls/tests.cmake) every standalone server a test starts outside a namespace
-// (shared_server(), ZkServer::start()) also serves TLS with the process's certificates
-// (test_pki.h), and options_for() (test_env.h) points sessions at its TLS port.
+// (shared_server(), ZkServer::start(), ZkEnsemble::start()) also serves TLS with the process's
+// certificates (test_pki.h), and options_for() (test_env.h) points sessions at its TLS port.
 bool wire_suites_over_tls();
 
 // "host:port,...[/chroot]" of the TLS ports of the servers behind the plain `connect` string,
 // when each of its hosts is the plain port of a server of this process that serves TLS (or one
-// registered with register_tls_endpoint); std::nullopt otherwise (a proxy, an ensemble without
-// TLS, an external server). Thread-safe.
+// registered with register_tls_endpoint); std::nullopt otherwise (a proxy, a server without TLS,
+// an external server). Thread-safe.
 std::optional<std::string> tls_connect_for(const std::string& connect);
-// Makes `server`'s plain connect string map to its TLS one (done by ZkServer::start for every
-// server with a TLS port). Thread-safe.
-void register_tls_endpoint(const ZkServer& server);
+// Makes a server's plain "address:port" map to its TLS one (ZkServer::start and ZkEnsemble::start
+// do it for every server with a TLS port). Thread-safe.
+void register_tls_endpoint(const std::string& plain, const std::string& tls);
 // For a child process's environment (a test that runs parts of itself in child processes):
 // "ZKLOCK_TEST_TLS_ENDPOINTS=..." and "ZKLOCK_TEST_PKI_DIR=...", with which its tls_connect_for()
 // knows this process's TLS servers and its test_pki() is this process's certificates. Empty

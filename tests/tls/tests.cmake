@@ -19,8 +19,9 @@ if(ZooKeeper_HAS_SSL)
   # The wire suites over TLS: the Mutex, SharedMutex, Semaphore and asynchronous suites' binaries
   # once more, with ZKLOCK_TEST_OVER_TLS=1 - every server they start serves TLS too, and every
   # session options_for() makes for such a server goes over TLS (tests/test_env.h,
-  # tests/support/zk_server.h): acquisition, hand-off, lost create replies, session loss... A
-  # session through a proxy or to an ensemble stays plain. A run with no session over TLS fails.
+  # tests/support/zk_server.h): acquisition, hand-off, lost create replies, session loss, a
+  # 3-node ensemble losing its leader... A session through a proxy stays plain. A run with no
+  # session over TLS fails.
   foreach(_suite mutex_test shared_mutex_test semaphore_test semaphore_async_test async_lock_test)
     add_test(NAME ${_suite}_over_tls COMMAND ${_suite})
     set_tests_properties(${_suite}_over_tls PROPERTIES LABELS tls TIMEOUT 600
