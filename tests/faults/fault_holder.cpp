@@ -25,6 +25,11 @@
 //   --idle-ms I (0)   pause between release and the next lock()
 //   --rounds R (0 = forever)   stop after R acquisitions
 //   --linger          after the rounds, stay alive (serving SIGUSR2) until SIGTERM
+//   --tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password PW]
+//                     speak TLS (zklock::TlsOptions; all three files, or none): HOSTS then names
+//                     TLS ports. The first session line says encrypted=1|0, and a connection that
+//                     is not encrypted ends the holder (fatal, exit 70): a test that asked for TLS
+//                     must not pass over plain TCP
 //   --pause-before-write N   on write number N (1-based, per process), after the state check and
 //                     the attempt line, log "self_stop" and stop with SIGSTOP: a process paused
 //                     between its check and its write; the test thaws it (SIGCONT)
@@ -104,6 +109,7 @@ struct Options {
   long pause_before_write = 0;
   bool ignore_lost = false;
   bool stale_token = false;
+  std::string tls_ca, tls_cert, tls_key, tls_key_password;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -165,6 +171,14 @@ Options parse(int argc, char** argv) {
       o.ignore_lost = true;
     else if (a == "--stale-token")
       o.stale_token = true;
+    else if (a == "--tls-ca")
+      o.tls_ca = value();
+    else if (a == "--tls-cert")
+      o.tls_cert = value();
+    else if (a == "--tls-key")
+      o.tls_key = value();
+    else if (a == "--tls-key-password")
+      o.tls_key_password = value();
     else
       usage("unknown option " + a);
   }
@@ -174,6 +188,11 @@ Options parse(int argc, char** argv) {
   if (o.mode == "holder" && (o.connect.empty() || o.path.empty() || o.store.empty())) {
     usage("holder needs --connect, --path and --store");
   }
+  const int tls_files = static_cast<int>(!o.tls_ca.empty()) +
+                        static_cast<int>(!o.tls_cert.empty()) +
+                        static_cast<int>(!o.tls_key.empty());
+  if (tls_files != 0 && tls_files != 3) usage("--tls-ca, --tls-cert and --tls-key go together");
+  if (tls_files == 0 && !o.tls_key_password.empty()) usage("--tls-key-password without --tls-key");
   return o;
 }
 
@@ -319,6 +338,8 @@ int run_holder() {
   so.session_timeout = std::chrono::milliseconds(o.session_timeout_ms);
   so.connect_timeout = 10s;
   so.log_level = zklock::LogLevel::kWarn;  // to stderr: the test's per-process log file
+  const bool tls = !o.tls_key.empty();
+  if (tls) so.tls = zklock::TlsOptions{o.tls_ca, o.tls_cert, o.tls_key, o.tls_key_password};
   // ZKLOCK_FAULT_HOLDER_DEBUG=1: the session's debug lines too (forced reconnects, the route), for
   // looking into a trial by hand.
   if (const char* debug = std::getenv("ZKLOCK_FAULT_HOLDER_DEBUG"); debug && *debug == '1') {
@@ -347,7 +368,13 @@ int run_holder() {
   g_log.line("session",
              "state=Connected prev=Connecting gen=" + std::to_string(session->generation()) +
                  " sid=" + zklock::session_id_hex(session->session_id()) + " timeout_ms=" +
-                 std::to_string(session->negotiated_timeout().count()) + " initial=1");
+                 std::to_string(session->negotiated_timeout().count()) + " initial=1" +
+                 (tls ? std::string(" encrypted=") + (session->encrypted() ? "1" : "0") : ""));
+  if (tls && !session->encrypted()) {
+    g_log.line("fatal", "what=TLS_asked_for_but_the_connection_is_not_encrypted");
+    std::fprintf(stderr, "fault_holder: TLS asked for, but the connection is not encrypted\n");
+    return 70;
+  }
 
   Contest mutex(*session, o.path, o.election, "fault_holder " + o.id,
                 [](zklock::LockState s, const zklock::Acquisition& a) {

@@ -63,6 +63,7 @@ std::string safety_problems(const BlipResult& r) {
     problems += "\n  two holders: the waiter acquired before the holder was told Lost";
   }
   if (!o.report.violations.empty()) problems += "\n  fault_checker: " + summarize(o.report);
+  if (!r.unencrypted.empty()) problems += "\n  asked to speak TLS, not encrypted:" + r.unencrypted;
   if (runs_cli(r.plan.kind) && o.told_ns != 0 && !exited_with(o.holder_status, 76)) {
     problems += "\n  a lost lock must end zklock exec with 76: " +
                 (o.holder_status ? describe_wait_status(*o.holder_status) : "still running");
@@ -87,7 +88,7 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   LinkedNamespace& ns = *plan.holder_ns;
   Contender holder(plan.kind, &ns.netns(),
                    ContenderSpec{name + "-holder", plan.dir, plan.holder.connect, path, session,
-                                 store->socket_path()});
+                                 store->socket_path(), plan.holder.tls});
   if (!wait_until([&] { return holder.acquired_ns() != 0; }, 30s)) {
     r.error = "the holder did not acquire within 30 s";
     r.evidence = holder.evidence();
@@ -95,7 +96,7 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   }
   Contender waiter(waiter_for(plan.kind), plan.waiter_ns,
                    ContenderSpec{name + "-waiter", plan.dir, plan.waiter.connect, path, session,
-                                 store->socket_path()});
+                                 store->socket_path(), plan.waiter.tls});
   if (!wait_until(
           [&] { return lock_children(*plan.monitor, plan.holder.server_path(path)).size() == 2; },
           30s)) {
@@ -172,6 +173,8 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
     r.error = "the holder lost the lock but the waiter never acquired";
   }
   r.outcome = judge_pair(holder, waiter, *store, faults, 30s);
+  if (plan.holder.tls && !holder.encrypted()) r.unencrypted += " the holder";
+  if (plan.waiter.tls && !waiter.encrypted()) r.unencrypted += " the waiter";
   r.kept = holder.released_ns() != 0 && r.outcome.told_ns == 0;
   r.saw_suspended = holder.saw_suspended();
   if (r.kept) {

@@ -26,7 +26,8 @@
 // times. One that is never applicable is reported (NOT APPLICABLE, and its line's not_applicable=)
 // and not judged. The rules that hold whatever the length - never two holders, no fault_checker
 // violation, exit 76 for a lost `zklock exec` - are checked on every attempt, the not-applicable
-// ones included.
+// ones included; so is, for a pair that was to speak TLS (its targets' certificate), that both
+// contenders did (Contender::encrypted).
 #pragma once
 
 #include <chrono>
@@ -89,6 +90,7 @@ struct BlipResult {
   int not_applicable = 0;               // attempts before this one that were not applicable
   std::int64_t worst_overshoot_ns = 0;  // over every attempt
   std::string rerun_problems;  // length-independent failures of the not-applicable attempts
+  std::string unencrypted;     // the contenders asked to speak TLS that did not say they did
   bool kept = false;           // held through: same acquisition, released normally when asked
   bool saw_suspended = false;
   // The session answered again after the heal: the library holder's Suspended -> Connected

@@ -1,6 +1,8 @@
 // tests/netfaults/client_config.cpp
 #include "client_config.h"
 
+#include "support/environment.h"
+
 namespace zklock::testing::netfaults {
 
 const char* to_string(ClientConfig config) {
@@ -15,6 +17,8 @@ const char* to_string(ClientConfig config) {
       return "all-listed";
     case ClientConfig::kObserver:
       return "observer";
+    case ClientConfig::kTls:
+      return "tls";
   }
   return "?";
 }
@@ -33,8 +37,17 @@ ClientTarget target_for(ClientConfig config, const NetnsEnsemble& ensemble, int 
       if (ensemble.is_observer(node)) connect += "," + ensemble.connect_string(node);
       return {connect, ""};
     }
+    case ClientConfig::kTls:
+      return {ensemble.tls_connect_string(node), "", tls_client()};
   }
   return {ensemble.connect_string(node), ""};
+}
+
+ClientCertificate tls_client() { return test_pki().client("holder"); }
+
+bool tls_runs() {
+  const std::string value = env_or("ZKLOCK_NETFAULTS_TLS");
+  return !value.empty() && value != "0";
 }
 
 }  // namespace zklock::testing::netfaults

@@ -28,6 +28,13 @@ std::vector<std::string> fault_holder_argv(const ContenderSpec& s, const std::st
                                    "--path",         s.path,   "--id",      s.id,
                                    "--log",          log,      "--store",   s.store};
   argv.insert(argv.end(), {"--session-timeout-ms", std::to_string(s.session_timeout.count())});
+  if (s.tls) {
+    argv.insert(argv.end(), {"--tls-ca", s.tls->ca_file, "--tls-cert", s.tls->cert_file,
+                             "--tls-key", s.tls->key_file});
+    if (!s.tls->key_password.empty()) {
+      argv.insert(argv.end(), {"--tls-key-password", s.tls->key_password});
+    }
+  }
   argv.insert(argv.end(), extra);
   return argv;
 }
@@ -51,6 +58,11 @@ std::vector<std::string> argv_for(ContenderKind kind, const ContenderSpec& s,
     case ContenderKind::kElectLeader: {
       const char* command = kind == ContenderKind::kExecHolder ? "exec" : "elect";
       std::vector<std::string> argv = {zklock_cli_path(), command, "-v", "--connect", s.connect};
+      if (s.tls) {
+        // The key's password goes through the environment (cli_environment).
+        argv.insert(argv.end(), {"--tls-ca", s.tls->ca_file, "--tls-cert", s.tls->cert_file,
+                                 "--tls-key", s.tls->key_file});
+      }
       argv.insert(argv.end(),
                   {"--session-timeout", std::to_string(s.session_timeout.count()) + "ms",
                    "--connect-timeout", "20s", s.path, "--"});
@@ -60,6 +72,13 @@ std::vector<std::string> argv_for(ContenderKind kind, const ContenderSpec& s,
     }
   }
   throw std::logic_error("unknown contender kind");
+}
+
+// What the CLI needs besides its arguments: the TLS key's password, which zklock's help advises
+// to give through $ZKLOCK_TLS_KEY_PASSWORD rather than on a command line others can read.
+std::vector<std::string> cli_environment(const ContenderSpec& s) {
+  if (!s.tls || s.tls->key_password.empty()) return {};
+  return {"ZKLOCK_TLS_KEY_PASSWORD=" + s.tls->key_password};
 }
 
 // The time of the first event of `kind` (with field `key` == `value` when given); 0 if none.
@@ -119,6 +138,7 @@ Contender::Contender(ContenderKind kind, const NetNamespace* netns, ContenderSpe
   if (netns != nullptr) argv = netns->command(argv);
   SpawnOptions options;
   options.log_path = out_path();
+  if (runs_cli(kind_)) options.extra_env = cli_environment(spec_);
   process_ = std::make_unique<ChildProcess>(argv, options);
 }
 
@@ -209,6 +229,16 @@ std::int64_t Contender::session_trouble_ns() const {
 bool Contender::exec_says_back() const {
   return runs_cli(kind_) &&
          read_text(out_path()).find("connection to ZooKeeper back") != std::string::npos;
+}
+
+bool Contender::encrypted() const {
+  if (runs_cli(kind_)) {
+    return read_text(out_path()).find(" over TLS (session ") != std::string::npos;
+  }
+  for (const auto& e : events().events) {
+    if (e.kind == "session" && e.get("initial") == "1") return e.get("encrypted") == "1";
+  }
+  return false;
 }
 
 void Contender::finish() {

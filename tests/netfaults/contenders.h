@@ -15,6 +15,9 @@
 //    lead): kElectionLeader (fault_holder --election: a zklock::Election participant that leads
 //    until finish() or Lost), kElectLeader (`zklock elect -v ... -- fault_holder command`, as
 //    kExecHolder), kElectionWaiter (a participant that campaigns, leads, writes, resigns).
+// With ContenderSpec::tls each speaks TLS with that client certificate (fault_holder's and the
+// CLI's --tls-* options; the CLI's key password through $ZKLOCK_TLS_KEY_PASSWORD, as its help
+// advises), and encrypted() tells whether it really did: a TLS trial must not pass over plain TCP.
 // Every timestamp is CLOCK_MONOTONIC, one clock for all processes of the machine (namespaces do
 // not change it).
 #pragma once
@@ -32,6 +35,7 @@
 #include "fenced_store.h"
 #include "support/netns.h"
 #include "support/process.h"
+#include "support/test_pki.h"
 
 namespace zklock::testing::netfaults {
 
@@ -71,6 +75,8 @@ struct ContenderSpec {
   std::string path;     // lock path
   std::chrono::milliseconds session_timeout{6000};
   std::string store;  // fenced store socket (faults::FencedStore)
+  // TLS with this client certificate (`connect` names TLS ports); none: plain TCP.
+  std::optional<ClientCertificate> tls = std::nullopt;
 };
 
 // Not thread-safe: one thread drives a contender (its log is read incrementally, see events()).
@@ -111,6 +117,10 @@ class Contender {
   std::int64_t session_trouble_ns() const;
   // kExecHolder: zklock said "connection to ZooKeeper back" (the lock is Held again).
   bool exec_says_back() const;
+  // Its session's connection was encrypted: fault_holder logged encrypted=1 on its first session
+  // line (it exits 70 when TLS was asked for and the connection is not encrypted); the CLI said
+  // "connected to ... over TLS". False before it connected.
+  bool encrypted() const;
 
   // Ends the hold normally: SIGUSR1 to the holder (exec: to the command, which then exits 0 and
   // zklock releases). No-op for a waiter.

@@ -85,7 +85,7 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
     p.holder = std::make_unique<Contender>(
         plan.kind, plan.holder_ns,
         ContenderSpec{p.name + "-holder", context.dir, plan.holder.connect, p.path, plan.session,
-                      p.store->socket_path()});
+                      p.store->socket_path(), plan.holder.tls});
     CutPairResult r;
     r.trial = trial;
     r.config = plan.config;
@@ -114,7 +114,7 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
     p.waiter = std::make_unique<Contender>(
         waiter_for(p.plan.kind), p.plan.waiter_ns,
         ContenderSpec{p.name + "-waiter", context.dir, p.plan.waiter.connect, p.path,
-                      p.plan.session, p.store->socket_path()});
+                      p.plan.session, p.store->socket_path(), p.plan.waiter.tls});
   }
   if (!wait_until(
           [&] {
@@ -153,6 +153,8 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
     results[i].cut_ns = cut_ns;
     results[i].marks = marks;
     results[i].outcome = judge_pair(*p.holder, *p.waiter, *p.store, faults, 20s);
+    if (p.plan.holder.tls && !p.holder->encrypted()) results[i].unencrypted += " the holder";
+    if (p.plan.waiter.tls && !p.waiter->encrypted()) results[i].unencrypted += " the waiter";
     results[i].evidence = p.holder->evidence() + "\n" + p.waiter->evidence();
   }
   return results;
@@ -212,6 +214,9 @@ void report_and_check(const std::string& scenario, const std::vector<CutPairResu
         problems += "\n  " + where + " was not told Lost before its waiter acquired: two holders";
       }
       if (!o.report.violations.empty()) problems += "\n  fault_checker: " + summarize(o.report);
+      if (!r.unencrypted.empty()) {
+        problems += "\n  asked to speak TLS, not encrypted:" + r.unencrypted;
+      }
       if (runs_cli(r.kind) && !(o.holder_status && WIFEXITED(*o.holder_status) &&
                                 WEXITSTATUS(*o.holder_status) == 76)) {
         problems += "\n  zklock exec did not exit 76 (lock lost): " +

@@ -5,7 +5,8 @@
 // its own server in its own client configuration); a waiter queues behind each; at a random point
 // of the heartbeat cycles the scenario's cut is made (CutActions::cut); the trial waits until
 // every waiter acquired and every holder was told Lost (or exited); then the cut is healed and
-// each pair is judged (judge_pair: told first, fault_checker over both logs and the store). The
+// each pair is judged (judge_pair: told first, fault_checker over both logs and the store; and a
+// pair that was to speak TLS, its targets' certificate, must have: Contender::encrypted). The
 // scenario waits for its ensemble to recover before the next trial.
 //
 // report_and_check() prints one parseable line per (scenario, config, client, T):
@@ -54,7 +55,8 @@ struct CutPairResult {
   ClientConfig config = ClientConfig::kPlain;
   ContenderKind kind = ContenderKind::kLibraryHolder;
   std::chrono::milliseconds session{0};
-  std::string error;  // the trial could not run as designed
+  std::string error;        // the trial could not run as designed
+  std::string unencrypted;  // the contenders asked to speak TLS that did not say they did
   std::int64_t cut_ns = 0;
   PairOutcome outcome;
   TrialMarks marks;

@@ -44,6 +44,10 @@ const std::string& NetnsEnsemble::client_address(int i) const {
 
 std::string NetnsEnsemble::connect_string(int i) const { return servers_->node_connect_string(i); }
 
+std::string NetnsEnsemble::tls_connect_string(int i) const {
+  return servers_->node_tls_connect_string(i);
+}
+
 std::string NetnsEnsemble::named_connect_string(int i) const {
   return host_name(i) + ":" + std::to_string(servers_->client_port(i));
 }

@@ -15,6 +15,10 @@
 // links; by default behind ObserverMasters (ZkEnsemble::ObserverMasters::kOnFollowers), so each
 // syncs from a follower, not from the leader (docs/reliability.md; review 3, item 15).
 //
+// TLS: with Options::server.tls (e.g. test_pki().server_tls()) every node also serves TLS on a
+// secureClientPort of its own, on its client address (ZkEnsemble); tls_connect_string(i) names it.
+// The quorum links and every 4lw stay plain.
+//
 // Host names: host_name(i) is a name unique to this test process and ensemble
 // ("<node's namespace>-zk<myid>", e.g. "zkl4242n3-zk1");
 // hosts_entries() is what a client namespace's hosts file needs to resolve them
@@ -41,7 +45,8 @@ class NetnsEnsemble {
     int nodes = 3;      // voters
     int observers = 0;  // non-voting members, indices nodes .. nodes + observers - 1
     ZkEnsemble::ObserverMasters observer_masters = ZkEnsemble::ObserverMasters::kOnFollowers;
-    // tickTime 2000; session timeouts from 2 to 20 ticks, as a default installation allows.
+    // tickTime 2000; session timeouts from 2 to 20 ticks, as a default installation allows. With
+    // tls set, every node serves TLS too.
     ServerOptions server{2000, 4000, 40000, false, {}};
     int init_limit = 10;
     int sync_limit = 5;
@@ -62,6 +67,8 @@ class NetnsEnsemble {
   // that node only).
   const std::string& client_address(int i) const;
   std::string connect_string(int i) const;
+  // "ADDRESS:SECUREPORT" of node i alone, with Options::server.tls ("" without).
+  std::string tls_connect_string(int i) const;
   // "NAME:PORT" of node i: its host name, resolved by a namespace with hosts_entries().
   std::string named_connect_string(int i) const;
   // "ADDRESS:PORT,..." of every voter, in index order.
