@@ -52,3 +52,22 @@ foreach(_scenario follower_cut_test 90 physical_blip_test 130 leader_isolation_t
                   LABELS netfaults COST ${_scenario} RESOURCE_LOCK netns)
   unset(_name)
 endforeach()
+
+# The same scenarios with clients that speak TLS (issue 25; client_config.h, kTls): the follower
+# cut and the production blips again, the same binaries with ZKLOCK_NETFAULTS_TLS=1, which runs
+# their TLS pairs only (see the file comments of follower_cut_test.cpp and
+# production_blip_test.cpp). Only where the C client has TLS (ZooKeeper_HAS_SSL: CI's TLS gate,
+# built with ASan); labelled tls, and netfaults like the plain runs.
+if(ZooKeeper_HAS_SSL)
+  foreach(_scenario follower_cut_test 90 production_blip_test 90)
+    if(NOT _name)
+      set(_name ${_scenario})
+      continue()
+    endif()
+    add_test(NAME ${_name}_over_tls COMMAND ${_name})
+    set_tests_properties(${_name}_over_tls PROPERTIES
+                         TIMEOUT 600 LABELS "netfaults;tls" COST ${_scenario} RESOURCE_LOCK netns
+                         ENVIRONMENT "${ZKLOCK_TEST_ENVIRONMENT};ZKLOCK_NETFAULTS_TLS=1")
+    unset(_name)
+  endforeach()
+endif()
