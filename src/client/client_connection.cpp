@@ -67,24 +67,31 @@ std::chrono::milliseconds ClientConnection::negotiated_timeout() const noexcept 
   return std::chrono::milliseconds(!closed_ && zh_ ? zoo_recv_timeout(zh_) : 0);
 }
 
+// Only a handshake under way, over an established TCP connection, counts as associating, so that
+// a forced reconnect waits suspend_after for it instead of the reconnect interval: a server just
+// back (a thawed JVM, an ASan build) may take longer than 150 ms to answer a handshake, and
+// cutting each one off would keep the session from ever reconnecting. Anything else is
+// connecting, as over plain TCP: a connect whose SYN is unanswered is cut after the reconnect
+// interval, so that after a network blip heals a fresh SYN goes out within 150 ms instead of at
+// the kernel's next retransmission (1, 3, 7 s after the first), which a 0.75 T blip cannot
+// afford; and the moment without a socket after a failed attempt (the C client's cleanup resets
+// its state last) must not read as a handshake: the monitor, woken by the drop, looks just then,
+// and would put the next cut off by suspend_after (seen: a fresh SYN a second apart).
+ConnectionPhase ssl_connecting_phase(int tcp_state) noexcept {
+  constexpr int kTcpEstablished = 1;  // the kernel's TCP_ESTABLISHED (not in the uapi headers)
+  return tcp_state == kTcpEstablished ? ConnectionPhase::kAssociating
+                                      : ConnectionPhase::kConnecting;
+}
+
 ConnectionPhase ClientConnection::phase() const noexcept {
   std::lock_guard lock(mutex_);
   if (closed_ || zh_ == nullptr) return ConnectionPhase::kEnded;
   const int s = zoo_state(zh_);
   if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) return ConnectionPhase::kConnected;
   if (s == ZOO_ASSOCIATING_STATE) return ConnectionPhase::kAssociating;
-  // Over TLS the C client is in its SSL_CONNECTING state (7; exported, not declared) from the
-  // TCP connect through the TLS handshake. A handshake under way counts as associating, so that a
-  // forced reconnect waits suspend_after for it instead of the reconnect interval - a server just
-  // back (a thawed JVM, an ASan build) may take longer than 150 ms to answer a handshake, and
-  // cutting each one off would keep the session from ever reconnecting. A TCP connect whose SYN
-  // is unanswered is still connecting, as over plain TCP: cut after the reconnect interval, so
-  // that after a network blip heals a fresh SYN goes out within 150 ms instead of waiting for the
-  // kernel's next retransmission (1, 3, 7 s after the first), which a 0.75 T blip cannot afford.
+  // Over TLS: the C client's SSL_CONNECTING state (7; exported, not declared) says too little.
   constexpr int kSslConnectingState = 7;
-  if (tls_ && s == kSslConnectingState) {
-    return connect_under_way(zh_) ? ConnectionPhase::kConnecting : ConnectionPhase::kAssociating;
-  }
+  if (tls_ && s == kSslConnectingState) return ssl_connecting_phase(tcp_state(zh_));
   if (s == ZOO_EXPIRED_SESSION_STATE || s == ZOO_AUTH_FAILED_STATE) return ConnectionPhase::kEnded;
   return ConnectionPhase::kConnecting;
 }

@@ -99,6 +99,14 @@ enum class ConnectionPhase {
   kEnded,        // expired, auth failed or closed: it will not connect again
 };
 
+/// The phase of a TLS connection in the C client's SSL_CONNECTING state, which covers the TCP
+/// connect, the TLS handshake and, after a failed attempt, a moment after the socket is closed.
+/// `tcp_state` is its socket's, as TCP_INFO gives it, or -1 when it has none.
+/// Returns: kAssociating over an established TCP connection (the handshake is under way: a forced
+///   reconnect gives it suspend_after), else kConnecting (a SYN unanswered, or no socket: cut
+///   after the reconnect interval, as over plain TCP).
+ConnectionPhase ssl_connecting_phase(int tcp_state) noexcept;
+
 /// What a ClientConnection reports to the Session that owns it. Called on C client threads:
 /// every method must be quick and must not call back into the connection.
 class ConnectionListener {

@@ -92,12 +92,17 @@ bool connected_to(int fd, const std::vector<Endpoint>& peers) {
 }
 
 // True when `fd` is a TCP socket whose connect waits for the answer to its SYN.
-bool syn_sent(int fd) {
+// The TCP state of socket `fd`, or -1 if it has none (not a TCP socket, or closed).
+int tcp_state_of(int fd) {
   tcp_info info{};
   socklen_t length = sizeof info;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return -1;
+  return info.tcpi_state;
+}
+
+bool syn_sent(int fd) {
   constexpr int kTcpSynSent = 2;  // the kernel's TCP_SYN_SENT (not in the uapi headers)
-  return info.tcpi_state == kTcpSynSent;
+  return tcp_state_of(fd) == kTcpSynSent;
 }
 
 // The socket of `zh`'s current connection, or -1. The C client offers no accessor: `struct
@@ -206,9 +211,9 @@ int shut_down_silent_handshakes(const std::string& hosts) noexcept {
   return count;
 }
 
-bool connect_under_way(zhandle_t* zh) noexcept {
+int tcp_state(zhandle_t* zh) noexcept {
   const int fd = current_socket(zh);
-  return fd >= 0 && syn_sent(fd);
+  return fd >= 0 ? tcp_state_of(fd) : -1;
 }
 
 }  // namespace zklock::detail

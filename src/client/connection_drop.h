@@ -31,10 +31,10 @@ bool shut_down_connection(zhandle_t* zh, const std::string& hosts) noexcept;
 /// Returns: how many sockets were shut down.
 int shut_down_silent_handshakes(const std::string& hosts) noexcept;
 
-/// Returns: true when the socket of `zh`'s current connection is a TCP connect waiting for the
-///   answer to its SYN (a server that is down or cut off: the kernel retries the SYN after 1, 3,
-///   7... s). Needs the caller to keep `zh` open. A stale socket number may answer for another
-///   socket of the process: use it for scheduling, not for safety.
-bool connect_under_way(zhandle_t* zh) noexcept;
+/// Returns: the TCP state of the socket of `zh`'s current connection, as TCP_INFO gives it (1
+///   established, 2 SYN sent...), or -1 when it has none (between attempts, or while the C client
+///   cleans a failed one up). Needs the caller to keep `zh` open. A stale socket number may answer
+///   for another socket of the process: use it for scheduling, not for safety.
+int tcp_state(zhandle_t* zh) noexcept;
 
 }  // namespace zklock::detail
