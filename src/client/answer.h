@@ -16,7 +16,8 @@ namespace zklock::detail {
 /// a code this list does not know is not a sign of life. (It was the other way round, and a C
 /// client built with OpenSSL fails every pending request with ZSSLCONNECTIONERROR, -15, when a TLS
 /// handshake fails - a code no list of ours named: each failed handshake to a frozen server then
-/// counted as an answer, and the session was never declared Lost.)
+/// counted as an answer, and the session was never declared Lost. c_client.cpp now delivers it as
+/// connection_loss, which this list does not name either.)
 inline bool answered(Errc rc) noexcept {
   switch (rc) {
     case Errc::ok:

@@ -123,6 +123,15 @@ ClientConnection::OpContext* as_ctx(const void* data) {
   return static_cast<ClientConnection::OpContext*>(const_cast<void*>(data));
 }
 
+// A request's outcome from the C client's code. ZSSLCONNECTIONERROR is how the C client built
+// with OpenSSL fails every request pending while a TLS handshake fails (a server that closes, a
+// forced reconnect cutting a handshake): to the request that is the connection lost, and it is
+// retried, or its outcome looked for, as after ZCONNECTIONLOSS - not a refusal that ends a lock
+// attempt. (It is not a server's answer either: answered() in answer.h.)
+Errc completion_code(int rc) {
+  return rc == ZSSLCONNECTIONERROR ? Errc::connection_loss : static_cast<Errc>(rc);
+}
+
 void deliver(const void* data, OpResult&& r) {
   auto* ctx = as_ctx(data);
   ctx->connection->finish(ctx, std::move(r));
@@ -132,7 +141,7 @@ void deliver(const void* data, OpResult&& r) {
 
 void on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data) {
   OpResult r;
-  r.rc = static_cast<Errc>(rc);
+  r.rc = completion_code(rc);
   if (rc == ZOK) {
     if (value) r.value = value;
     r.stat = to_node_stat(stat);
@@ -142,7 +151,7 @@ void on_string_stat(int rc, const char* value, const struct Stat* stat, const vo
 
 void on_string(int rc, const char* value, const void* data) {
   OpResult r;
-  r.rc = static_cast<Errc>(rc);
+  r.rc = completion_code(rc);
   if (rc == ZOK && value) r.value = value;
   deliver(data, std::move(r));
 }
@@ -150,7 +159,7 @@ void on_string(int rc, const char* value, const void* data) {
 namespace {
 OpResult listing_result(int rc, const struct String_vector* strings) {
   OpResult r;
-  r.rc = static_cast<Errc>(rc);
+  r.rc = completion_code(rc);
   if (rc == ZOK && strings) {
     r.children.reserve(static_cast<std::size_t>(strings->count));
     for (int i = 0; i < strings->count; ++i) r.children.emplace_back(strings->data[i]);
@@ -172,7 +181,7 @@ void on_strings_stat(int rc, const struct String_vector* strings, const struct S
 
 void on_data(int rc, const char* value, int value_len, const struct Stat* stat, const void* data) {
   OpResult r;
-  r.rc = static_cast<Errc>(rc);
+  r.rc = completion_code(rc);
   if (rc == ZOK) {
     if (value && value_len > 0) r.value.assign(value, static_cast<std::size_t>(value_len));
     r.stat = to_node_stat(stat);
@@ -182,14 +191,14 @@ void on_data(int rc, const char* value, int value_len, const struct Stat* stat, 
 
 void on_stat(int rc, const struct Stat* stat, const void* data) {
   OpResult r;
-  r.rc = static_cast<Errc>(rc);
+  r.rc = completion_code(rc);
   if (rc == ZOK) r.stat = to_node_stat(stat);
   deliver(data, std::move(r));
 }
 
 void on_void(int rc, const void* data) {
   OpResult r;
-  r.rc = static_cast<Errc>(rc);
+  r.rc = completion_code(rc);
   for (const auto& res : as_ctx(data)->multi_results) {
     r.multi_results.push_back(static_cast<Errc>(res.err));
   }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "error_of.h"
+#include "support/fault_proxy.h"
 #include "support/raw_zk_client.h"
 #include "test_env.h"
 #include "tls_fixture.h"
@@ -299,6 +300,40 @@ TEST(TlsReconnectTest, AServerFrozenPastTheTimeoutTellsTheHolderLost) {
   EXPECT_TRUE(s.encrypted());
   ASSERT_TRUE(wait_until([&] { return lock_children(s, path).empty(); }, 30s))
       << "the lost holder's node outlived its session";
+}
+
+// The C client with OpenSSL fails every request pending on a failed TLS handshake with a code of
+// its own, ZSSLCONNECTIONERROR (-15). To a request that is the connection lost: a lock asked for
+// while every handshake fails (a proxy that resets each new connection) goes on and is taken,
+// with one node, once a handshake succeeds. (zklock once took -15 for a refusal: the attempt
+// failed with an unknown error code.)
+TEST(TlsReconnectTest, ALockAskedForWhileHandshakesFailIsTakenOnceOneSucceeds) {
+  TlsServer& server = tls_server();
+  auto proxy = FaultProxy::start("127.0.0.1", server.server().secure_port());
+  SessionOptions options = server.options("holder");
+  options.connect = proxy->connect_string();
+  options.session_timeout = 20s;  // nothing here is about the session's end
+  Session s(options);
+  Session observer(server.options("holder"));
+  const std::string path = unique_path("tls-handshakes-fail");
+  Mutex m(s, path);
+  proxy->refuse_new(true);
+  proxy->reset_all();
+  auto locked = std::async(std::launch::async, [&] { return m.try_lock_for(40s); });
+  // Handshakes fail while the attempt's first request waits for a connection.
+  const std::size_t refused = proxy->refused();
+  ASSERT_TRUE(wait_until([&] { return proxy->refused() >= refused + 3; }, 15s))
+      << "the C client did not try to reconnect";
+  EXPECT_EQ(locked.wait_for(0s), std::future_status::timeout) << "the attempt ended at once";
+  proxy->refuse_new(false);
+  ASSERT_EQ(locked.wait_for(30s), std::future_status::ready) << "the attempt did not end";
+  bool acquired = false;
+  EXPECT_NO_THROW(acquired = locked.get()) << "a failed handshake failed the lock attempt";
+  EXPECT_TRUE(acquired);
+  EXPECT_EQ(lock_children(observer, path).size(), 1u) << "an orphan, or no node";
+  EXPECT_EQ(s.generation(), 1u);
+  if (acquired) m.unlock();
+  EXPECT_TRUE(wait_until([&] { return lock_children(observer, path).empty(); }, 5s));
 }
 
 }  // namespace
