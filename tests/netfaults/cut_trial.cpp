@@ -56,6 +56,24 @@ std::string describe(const CutPairResult& r) {
   return text;
 }
 
+// The queue on `path` as `monitor` reads it now, each node with the session that owns it: a trial
+// that could not run shows who was in the way.
+std::string describe_queue(Session& monitor, const std::string& path) {
+  std::string out = "--- the queue on " + path + " now:";
+  try {
+    const std::vector<std::string> nodes = lock_children(monitor, path);
+    if (nodes.empty()) out += " empty";
+    for (const std::string& node : nodes) {
+      const auto data = monitor.get(path + "/" + node);
+      out += "\n  " + node + " owner " +
+             (data ? session_id_hex(data->stat.ephemeral_owner) : std::string("(gone)"));
+    }
+  } catch (const Error& e) {
+    out += std::string(" unreadable: ") + e.what();
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 void ensure_chroot(Session& monitor) {
@@ -97,7 +115,10 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
   auto fail_all = [&](const std::string& why) {
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       results[i].error = why;
-      results[i].evidence = pairs[i].holder->evidence();
+      Session& monitor =
+          pairs[i].plan.monitor != nullptr ? *pairs[i].plan.monitor : context.monitor;
+      results[i].evidence = describe_queue(monitor, pairs[i].plan.holder.server_path(pairs[i].path));
+      results[i].evidence += pairs[i].holder->evidence();
       if (pairs[i].waiter) results[i].evidence += "\n" + pairs[i].waiter->evidence();
     }
     return results;
