@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,16 +106,6 @@ bool syn_sent(int fd) {
   return tcp_state_of(fd) == kTcpSynSent;
 }
 
-// The socket of `zh`'s current connection, or -1. The C client offers no accessor: `struct
-// _zhandle` (private) begins with `zsock_t* fd` in every 3.5-3.9 client, and zsock_t (public,
-// zookeeper.h) with `int sock`. The number read may be stale (the I/O thread closes and reopens
-// it): callers check what it is connected to before acting on it.
-int current_socket(zhandle_t* zh) {
-  if (zh == nullptr) return -1;
-  const zsock_t* socket_struct = *reinterpret_cast<zsock_t* const*>(zh);
-  if (socket_struct == nullptr) return -1;
-  return __atomic_load_n(&socket_struct->sock, __ATOMIC_RELAXED);
-}
 
 // The address a TCP socket whose connect is under way (SYN sent, no answer yet) is connecting to.
 // getpeername refuses such a socket (ENOTCONN), but the kernel's socket table lists it by inode:
@@ -188,7 +179,7 @@ bool shut_down_connection(zhandle_t* zh, const std::string& hosts) noexcept {
   return shutdown(fd, SHUT_RDWR) == 0;
 }
 
-int shut_down_silent_handshakes(const std::string& hosts) noexcept {
+int shut_down_silent_handshakes(const std::string& hosts, const std::set<int>& spared) noexcept {
   const std::vector<Endpoint> peers = endpoints(hosts);
   if (peers.empty()) return 0;
   DIR* dir = opendir("/proc/self/fd");
@@ -200,7 +191,7 @@ int shut_down_silent_handshakes(const std::string& hosts) noexcept {
     const long fd = std::strtol(entry->d_name, &end, 10);  // NOLINT(google-runtime-int)
     if (end == entry->d_name || *end != '\0' || fd == own) continue;
     const int s = static_cast<int>(fd);
-    if (!connected_to(s, peers)) continue;
+    if (spared.count(s) != 0 || !connected_to(s, peers)) continue;
     tcp_info info{};
     socklen_t length = sizeof info;
     if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) continue;
@@ -209,6 +200,15 @@ int shut_down_silent_handshakes(const std::string& hosts) noexcept {
   }
   closedir(dir);
   return count;
+}
+
+int current_socket(zhandle_t* zh) noexcept {
+  // `struct _zhandle` (private) begins with `zsock_t* fd` in every 3.5-3.9 client, and zsock_t
+  // (public, zookeeper.h) with `int sock`.
+  if (zh == nullptr) return -1;
+  const zsock_t* socket_struct = *reinterpret_cast<zsock_t* const*>(zh);
+  if (socket_struct == nullptr) return -1;
+  return __atomic_load_n(&socket_struct->sock, __ATOMIC_RELAXED);
 }
 
 int tcp_state(zhandle_t* zh) noexcept {

@@ -11,6 +11,7 @@
 // loss, and connects to the next server of its list.
 #pragma once
 
+#include <set>
 #include <string>
 
 typedef struct _zhandle zhandle_t;  // NOLINT: the C client's own name
@@ -23,13 +24,20 @@ namespace zklock::detail {
 /// Returns: true if a socket was shut down.
 bool shut_down_connection(zhandle_t* zh, const std::string& hosts) noexcept;
 
-/// Effects: shutdown(2)s every TCP socket of this process that is connected to one of `hosts`
-///   and has received no byte yet: a TLS handshake with a peer that never answers, which the
-///   3.8 C client would wait for forever in its I/O thread (zookeeper_close would then never
-///   return). A socket of another handle that has just connected and not heard its server yet
-///   matches too: that handle then reconnects, nothing more. Reads no C client state.
+/// Effects: shutdown(2)s every TCP socket of this process that is connected to one of `hosts`,
+///   has received no byte yet and is not in `spared`: a TLS handshake with a peer that never
+///   answers, which the 3.8 C client would wait for forever in its I/O thread (zookeeper_close
+///   would then never return). `spared` holds the sockets of the handles that are not closing
+///   (their handshakes with a slow server must go on); a socket number another handle takes
+///   between the two reads may still match: that handle then reconnects, nothing more. Reads no
+///   C client state.
 /// Returns: how many sockets were shut down.
-int shut_down_silent_handshakes(const std::string& hosts) noexcept;
+int shut_down_silent_handshakes(const std::string& hosts, const std::set<int>& spared) noexcept;
+
+/// Returns: the socket of `zh`'s current connection, or -1 (the C client offers no accessor: read
+///   from its handle's first field). The number may be stale - the I/O thread closes and reopens
+///   it: callers check what it is connected to before acting on it. Needs `zh` open.
+int current_socket(zhandle_t* zh) noexcept;
 
 /// Returns: the TCP state of the socket of `zh`'s current connection, as TCP_INFO gives it (1
 ///   established, 2 SYN sent...), or -1 when it has none (between attempts, or while the C client

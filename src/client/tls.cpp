@@ -17,6 +17,7 @@
 #include <ctime>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -135,6 +136,21 @@ std::mutex& init_ssl_mutex() {
 }
 #endif
 
+// The process's TLS handles that are open and not closing. While one closes, the handshakes of
+// these must go on: with a slow server (a JVM just started, a loaded machine) every close in the
+// process would otherwise cut the handshakes of the others - seen: a session of four opened at
+// once found no handshake completed within its 10 s connect timeout. A handle leaves the set,
+// under its mutex, before zookeeper_close begins: a handle read under the mutex is open.
+struct LiveTlsHandles {
+  std::mutex mutex;
+  std::set<zhandle_t*> handles;
+};
+
+LiveTlsHandles& live_tls_handles() {
+  static LiveTlsHandles live;
+  return live;
+}
+
 }  // namespace
 
 bool client_has_tls() noexcept { return ZKLOCK_HAVE_ZOOKEEPER_SSL != 0; }
@@ -200,7 +216,12 @@ zhandle_t* open_handle(const std::string& hosts,
   }
   // It has no log-callback parameter. Until this line its lines go to the process-wide stream;
   // the process level is ERROR (log_router.cpp), and its first error comes after a connect.
-  if (zh != nullptr) zoo_set_log_callback(zh, log);
+  if (zh != nullptr) {
+    zoo_set_log_callback(zh, log);
+    LiveTlsHandles& live = live_tls_handles();
+    std::lock_guard lock(live.mutex);
+    live.handles.insert(zh);
+  }
   return zh;
 #else
   errno = ENOSYS;
@@ -212,14 +233,23 @@ void close_tls_handle(zhandle_t* zh, const std::string& hosts) {
   // The 3.8 C client's TLS handshake loops in its I/O thread until the server answers, without a
   // timeout and without looking at close requests: against a peer that accepted the connection
   // and says nothing, zookeeper_close would wait for that thread forever. A failed handshake
-  // makes the I/O thread look at the close request.
+  // makes the I/O thread look at the close request. The sockets of the other open handles are
+  // spared (LiveTlsHandles).
+  LiveTlsHandles& live = live_tls_handles();
+  {
+    std::lock_guard lock(live.mutex);
+    live.handles.erase(zh);
+  }
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
   std::thread breaker([&] {
     std::unique_lock lock(m);
     while (!cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) {
-      shut_down_silent_handshakes(hosts);
+      std::lock_guard live_lock(live.mutex);
+      std::set<int> spared;
+      for (zhandle_t* other : live.handles) spared.insert(current_socket(other));
+      shut_down_silent_handshakes(hosts, spared);
     }
   });
   zookeeper_close(zh);

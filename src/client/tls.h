@@ -25,15 +25,17 @@ std::string checked_tls_settings(const TlsOptions& tls);
 
 /// Opens a C client handle: with `tls_settings`, over TLS (zookeeper_init_ssl, one at a time in
 /// the process: it splits the string with strtok; its log callback is set right after), else
-/// zookeeper_init2. Returns: the handle, or null (errno set) when the C client refused.
+/// zookeeper_init2. A TLS handle counts as open, for close_tls_handle, until it is closed with it.
+/// Returns: the handle, or null (errno set) when the C client refused.
 zhandle_t* open_handle(const std::string& hosts,
                        void (*watcher)(zhandle_t*, int, int, const char*, void*), int timeout_ms,
                        void* context, CLogCallback log,
                        const std::optional<std::string>& tls_settings);
 
 /// Effects: zookeeper_close(zh) for a TLS handle, never stuck behind a handshake with a silent
-///   peer: while it runs, shut_down_silent_handshakes(hosts) every 50 ms on a helper thread
-///   (which reads no C client state: the handle is freed at the end of zookeeper_close).
+///   peer: while it runs, shut_down_silent_handshakes(hosts) every 50 ms on a helper thread,
+///   sparing the sockets of the process's other open TLS handles (their handshakes go on). It
+///   reads nothing of `zh`, which is freed at the end of zookeeper_close.
 void close_tls_handle(zhandle_t* zh, const std::string& hosts);
 
 }  // namespace zklock::detail

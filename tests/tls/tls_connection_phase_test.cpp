@@ -1,17 +1,20 @@
-// How a TLS connection's phase reads while it waits (white box, ClientConnection::phase): the C
-// client's SSL_CONNECTING state covers both the TCP connect and the TLS handshake, and the Lost
-// rule must tell them apart. A connect whose SYN gets no answer is kConnecting - a forced
-// reconnect cuts it after the reconnect interval (150 ms), as over plain TCP, so that a fresh SYN
-// goes out soon after a network blip heals instead of at the kernel's next retransmission, 1, 3
-// or 7 s later. A TCP connection whose handshake waits on a silent peer is kAssociating - given
-// suspend_after, since a server just back may answer a handshake slowly. Between two attempts
-// the C client may still say SSL_CONNECTING with no socket left: that is connecting too.
+// TLS handshakes under the C client, white box (ClientConnection). How a connection's phase reads
+// while it waits: the C client's SSL_CONNECTING state covers both the TCP connect and the TLS
+// handshake, and the Lost rule must tell them apart. A connect whose SYN gets no answer is
+// kConnecting - a forced reconnect cuts it after the reconnect interval (150 ms), as over plain
+// TCP, so that a fresh SYN goes out soon after a network blip heals instead of at the kernel's
+// next retransmission, 1, 3 or 7 s later. A TCP connection whose handshake waits on a silent peer
+// is kAssociating - given suspend_after, since a server just back may answer a handshake slowly.
+// Between two attempts the C client may still say SSL_CONNECTING with no socket left: that is
+// connecting too. And closing one handle, which cuts its own silent handshake (the C client would
+// wait for it forever), leaves the handshakes of the process's other handles alone.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -141,6 +144,41 @@ TEST(TlsConnectionPhaseTest, AHandshakeWithASilentPeerIsAssociating) {
     EXPECT_TRUE(
         wait_until([&] { return connection.phase() == ConnectionPhase::kAssociating; }, 5s, 5ms))
         << "a TLS handshake under way must read as associating";
+  }
+  listener.run_deferred();
+  ::close(server);
+}
+
+TEST(TlsConnectionPhaseTest, ClosingOneHandleLeavesAnotherHandlesHandshakeAlone) {
+  // The kernel accepts; nobody answers: both handshakes wait, as with a slow server.
+  const auto [server, port] = bound_loopback_socket();
+  ASSERT_EQ(::listen(server, 16), 0);
+  const std::string hosts = "127.0.0.1:" + std::to_string(port);
+  LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
+  Listener listener;
+  {
+    ClientConnection waiting(hosts, 30s, 1, listener, slot.callback(), nullptr, nullptr,
+                             tls_settings());
+    ASSERT_TRUE(
+        wait_until([&] { return waiting.phase() == ConnectionPhase::kAssociating; }, 5s, 5ms));
+    const int first = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    ASSERT_GE(first, 0);
+    {
+      ClientConnection closing(hosts, 30s, 1, listener, slot.callback(), nullptr, nullptr,
+                               tls_settings());
+      ASSERT_TRUE(
+          wait_until([&] { return closing.phase() == ConnectionPhase::kAssociating; }, 5s, 5ms));
+    }  // closed: its own handshake is cut, or the close would never return
+    listener.run_deferred();
+    // The first handshake goes on: its socket was not shut down (the server would read an EOF
+    // after its ClientHello) and it did not reconnect.
+    std::array<char, 4096> buffer{};
+    ssize_t n = 0;
+    while ((n = ::read(first, buffer.data(), buffer.size())) > 0) {
+    }
+    EXPECT_NE(n, 0) << "closing one handle shut down another's handshake";
+    EXPECT_EQ(waiting.phase(), ConnectionPhase::kAssociating);
+    ::close(first);
   }
   listener.run_deferred();
   ::close(server);
