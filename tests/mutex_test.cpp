@@ -1,6 +1,8 @@
 // zklock::Mutex against real servers: the recipe's correctness cases, one test each.
 #include <atomic>
+#include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -464,20 +466,37 @@ TEST(MutexTest, EnsembleLeaderKilledUnderContention) {
   std::atomic<int> inside{0}, overlaps{0}, done{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
+  std::mutex errors_mutex;
+  std::vector<std::string> errors;  // what a contender threw (a test failure, not an abort)
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&] {
-      Session s(options_for(ensemble->connect_string(), 10000ms));
-      Mutex m(s, path);
-      while (!stop) {
-        if (!m.try_lock_for(2s)) continue;
-        if (inside.fetch_add(1) != 0) ++overlaps;
-        std::this_thread::yield();
-        inside.fetch_sub(1);
-        m.unlock();
-        ++done;
+      try {
+        Session s(options_for(ensemble->connect_string(), 10000ms));
+        Mutex m(s, path);
+        while (!stop) {
+          if (!m.try_lock_for(2s)) continue;
+          if (inside.fetch_add(1) != 0) ++overlaps;
+          std::this_thread::yield();
+          inside.fetch_sub(1);
+          m.unlock();
+          ++done;
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lock(errors_mutex);
+        errors.emplace_back(e.what());
       }
     });
   }
+  struct Joiner {  // an ASSERT below returns early: stop and join the contenders first
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~Joiner() {
+      stop = true;
+      for (auto& t : threads) {
+        if (t.joinable()) t.join();
+      }
+    }
+  } joiner{stop, threads};
   ASSERT_TRUE(wait_until([&] { return done > 20; }, 30s));
   ensemble->kill_leader();
   ASSERT_TRUE(ensemble->wait_for_leader(30s));
@@ -486,6 +505,7 @@ TEST(MutexTest, EnsembleLeaderKilledUnderContention) {
   stop = true;
   for (auto& t : threads) t.join();
   EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_TRUE(errors.empty()) << "a contender failed: " << errors.front();
 }
 
 TEST(MutexTest, HeldNodeDeletedByOthersTurnsTheLockLost) {
