@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "client/c_client.h"
+#include "client/connection_drop.h"
 #include "client/tls.h"
 
 namespace zklock::detail {
@@ -37,8 +38,19 @@ std::optional<std::chrono::milliseconds> granted_session_timeout(
   {
     std::unique_lock lock(probe.mutex);
     const auto until = std::chrono::steady_clock::now() + wait;
+    // Over TLS the C client never gives up on a connect or a handshake by itself: a listed server
+    // that accepts and never answers would hold the probe until `wait`, and the Session's
+    // constructor with it. Each attempt gets kTlsAttempt, then the C client is moved on to the
+    // next server (as LivenessRule does for the session's own connection).
+    constexpr std::chrono::seconds kTlsAttempt{1};
+    auto attempt_since = std::chrono::steady_clock::now();
     while (!probe.connected && std::chrono::steady_clock::now() < until && !(stop && stop())) {
       probe.cv.wait_for(lock, std::chrono::milliseconds(50));
+      const auto now = std::chrono::steady_clock::now();
+      if (tls_settings && !probe.connected && now - attempt_since >= kTlsAttempt) {
+        shut_down_connection(zh, addresses);
+        attempt_since = now;
+      }
     }
     if (probe.connected) granted = std::chrono::milliseconds(zoo_recv_timeout(zh));
   }

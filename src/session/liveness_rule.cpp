@@ -135,6 +135,22 @@ LivenessDecision LivenessRule::evaluate(const LivenessSettings& s, const Livenes
     }
   }
 
+  // Over TLS, before the first connection (or a new generation's): a connect or handshake that has
+  // lasted suspend_after is cut, so that a listed server that accepts and never answers, or whose
+  // SYNs go unanswered, does not keep the session from the others until the connect timeout.
+  if (in.tls && d.state == SessionState::kConnecting &&
+      (in.phase == LinkPhase::kConnecting || in.phase == LinkPhase::kAssociating)) {
+    const TimePoint since = in.phase_since ? *in.phase_since : now;
+    const TimePoint stuck_at = since + s.suspend_after;
+    const TimePoint allowed = in.last_reconnect ? *in.last_reconnect + s.reconnect_interval : now;
+    if (now >= stuck_at && now >= allowed) {
+      d.force_reconnect = true;
+      wake_by(now + s.suspend_after);
+    } else {
+      wake_by(std::max(stuck_at, allowed));
+    }
+  }
+
   // A rescue after a short silence (see the header): once per late answer, while it is recent.
   if (!d.force_reconnect && connected && in.late_read_at && in.rescue_window.count() > 0 &&
       d.lost_deadline != TimePoint::max()) {

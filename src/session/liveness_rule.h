@@ -18,6 +18,9 @@
 // the sync (a GC pause, a slow disk): it is dropped only once the sync has waited T/2, so that a
 // leader pause does not make every client of the ensemble reconnect at once, while a follower cut
 // off from its leader is still left early enough to revalidate the session through another one.
+// Over TLS, also before the first connection: the C client never gives up on a TCP connect or a
+// TLS handshake (its SSL_CONNECTING state is exempt from its receive timeout), so one that has
+// lasted `suspend_after` is cut, and the C client tries the next server.
 #pragma once
 
 #include <chrono>
@@ -69,6 +72,7 @@ struct LivenessInputs {
   bool heartbeat_requested = false;         // (re)connected: prove the session lives at once
   std::optional<TimePoint> last_reconnect;  // when a reconnect was last forced
   bool server_ended_session = false;        // the server said expired (or auth failed)
+  bool tls = false;  // the C client never times out a connect or a handshake: the rule does
 };
 
 struct LivenessDecision {

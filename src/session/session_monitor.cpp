@@ -272,6 +272,7 @@ SessionCore::Actions SessionCore::evaluate_locked(BootClock::time_point now) {
   in.heartbeat_requested = heartbeat_requested_;
   in.last_reconnect = last_reconnect_;
   in.server_ended_session = server_ended_session_;
+  in.tls = tls_settings_.has_value();
   const LivenessDecision d = rule_.evaluate(settings_, in, state_.load());
   set_state_locked(d.state);
   a.wake_at = d.wake_at;

@@ -212,6 +212,37 @@ TEST(LivenessRuleTest, AHandshakeUnderWayIsLeftAloneUntilItIsStuck) {
   EXPECT_TRUE(rule.evaluate(in, SessionState::kSuspended).force_reconnect);
 }
 
+// Over TLS the C client never gives up on a connect or a handshake by itself: before the first
+// connection, one that has lasted suspend_after is cut (the C client then tries the next server);
+// over plain TCP the C client's own timeout does it, and the rule leaves the first connect alone.
+TEST(LivenessRuleTest, OverTlsAFirstConnectOrHandshakeIsCutAfterSuspendAfter) {
+  for (LinkPhase phase : {LinkPhase::kConnecting, LinkPhase::kAssociating}) {
+    SixSecondRule rule;  // suspend_after = 2 s
+    LivenessInputs in;
+    in.now = kStart;
+    in.phase = phase;
+    in.phase_since = kStart;
+    in.tls = true;
+    auto d = rule.evaluate(in, SessionState::kConnecting);
+    EXPECT_EQ(d.state, SessionState::kConnecting);
+    EXPECT_FALSE(d.force_reconnect);
+    EXPECT_LE(d.wake_at, kStart + 2s);
+    in.now = kStart + 2s - 1ms;
+    EXPECT_FALSE(rule.evaluate(in, SessionState::kConnecting).force_reconnect);
+    in.now = kStart + 2s;
+    EXPECT_TRUE(rule.evaluate(in, SessionState::kConnecting).force_reconnect);
+    // The next attempt gets its own suspend_after.
+    in.last_reconnect = in.now;
+    in.phase_since = in.now;
+    in.now += 1s;
+    EXPECT_FALSE(rule.evaluate(in, SessionState::kConnecting).force_reconnect);
+    // Over plain TCP: never.
+    in.tls = false;
+    in.now = kStart + 10s;
+    EXPECT_FALSE(rule.evaluate(in, SessionState::kConnecting).force_reconnect);
+  }
+}
+
 TEST(LivenessRuleTest, AConnectionThatStoppedAnsweringIsReconnectedOnceTheHeartbeatIsOverdue) {
   SixSecondRule rule;
   auto in = healthy(kStart + 2s, kStart);
