@@ -25,6 +25,8 @@ if(ZooKeeper_HAS_SSL)
   foreach(_suite mutex_test shared_mutex_test semaphore_test semaphore_async_test async_lock_test)
     add_test(NAME ${_suite}_over_tls COMMAND ${_suite})
     set_tests_properties(${_suite}_over_tls PROPERTIES LABELS tls TIMEOUT 600
-                         ENVIRONMENT "${ZKLOCK_TEST_ENVIRONMENT};ZKLOCK_TEST_OVER_TLS=1")
+                         ENVIRONMENT "${ZKLOCK_TEST_ENVIRONMENT};${ZKLOCK_TLS_TEST_ENVIRONMENT};ZKLOCK_TEST_OVER_TLS=1")
   endforeach()
+  set_property(TEST tls_test tls_connection_phase_test APPEND PROPERTY ENVIRONMENT
+               ${ZKLOCK_TLS_TEST_ENVIRONMENT})
 endif()
