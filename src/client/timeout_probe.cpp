@@ -29,7 +29,7 @@ void on_probe_event(zhandle_t* zh, int type, int state, const char* /*path*/, vo
 std::optional<std::chrono::milliseconds> granted_session_timeout(
     const std::string& addresses, std::chrono::milliseconds requested,
     std::chrono::milliseconds wait, const std::function<bool()>& stop, CLogCallback log,
-    const std::optional<std::string>& tls_settings) {
+    const std::optional<std::string>& tls_settings, const std::function<void()>& on_cut) {
   ProbeState probe;
   zhandle_t* zh = open_handle(addresses, &on_probe_event, static_cast<int>(requested.count()),
                               &probe, log, tls_settings);
@@ -48,7 +48,7 @@ std::optional<std::chrono::milliseconds> granted_session_timeout(
       probe.cv.wait_for(lock, std::chrono::milliseconds(50));
       const auto now = std::chrono::steady_clock::now();
       if (tls_settings && !probe.connected && now - attempt_since >= kTlsAttempt) {
-        shut_down_connection(zh, addresses);
+        if (shut_down_connection(zh, addresses) && on_cut) on_cut();
         attempt_since = now;
       }
     }

@@ -296,7 +296,7 @@ void SessionCore::probe_tick() {
         std::lock_guard lock(reaper_mutex_);
         return reaper_stopping_ || probe_abandoned_;
       },
-      log_slot_.callback(), tls_settings_);
+      log_slot_.callback(), tls_settings_, [this] { forced_drops_.fetch_add(1); });
   if (!granted) {
     log_slot_.log(LogLevel::kDebug,
                   "the timeout probe got no answer: tickTime bounded by the session timeout");

@@ -286,7 +286,7 @@ class SessionCore final : public ConnectionListener {
   // The C client's TLS settings (client/tls.h); none: plain TCP. Checked when made.
   const std::optional<std::string> tls_settings_;
   LogSlot log_slot_;
-  std::atomic<std::uint64_t> forced_drops_{0};  // connections a forced reconnect dropped
+  std::atomic<std::uint64_t> forced_drops_{0};  // connections we dropped (reconnects, the probe)
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // waiters on state changes (with mutex_)
