@@ -106,7 +106,6 @@ bool syn_sent(int fd) {
   return tcp_state_of(fd) == kTcpSynSent;
 }
 
-
 // The address a TCP socket whose connect is under way (SYN sent, no answer yet) is connecting to.
 // getpeername refuses such a socket (ENOTCONN), but the kernel's socket table lists it by inode:
 // /proc/self/net/tcp (tcp6), whose remote address is the in-memory words of the address printed

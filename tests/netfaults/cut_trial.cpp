@@ -117,7 +117,8 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
       results[i].error = why;
       Session& monitor =
           pairs[i].plan.monitor != nullptr ? *pairs[i].plan.monitor : context.monitor;
-      results[i].evidence = describe_queue(monitor, pairs[i].plan.holder.server_path(pairs[i].path));
+      results[i].evidence =
+          describe_queue(monitor, pairs[i].plan.holder.server_path(pairs[i].path));
       results[i].evidence += pairs[i].holder->evidence();
       if (pairs[i].waiter) results[i].evidence += "\n" + pairs[i].waiter->evidence();
     }

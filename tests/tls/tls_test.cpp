@@ -211,8 +211,8 @@ TEST(TlsErrorTest, ServersThatNeverAnswerListedBeforeTheLiveOneDoNotKeepASession
   const int full_port = ntohs(address.sin_port);
 
   SessionOptions options = server.options("holder");
-  options.connect = "127.0.0.1:" + std::to_string(silent_port) + ",127.0.0.1:" +
-                    std::to_string(full_port) + "," + options.connect;
+  options.connect = "127.0.0.1:" + std::to_string(silent_port) +
+                    ",127.0.0.1:" + std::to_string(full_port) + "," + options.connect;
   options.session_timeout = 3s;  // suspend_after 1 s: two dead servers cost 2 s of the 10
   for (int i = 0; i < 4; ++i) {
     std::unique_ptr<Session> s;
