@@ -11,6 +11,8 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "support/wait.h"
 
@@ -48,17 +50,34 @@ UniqueFd connect_loopback(int port) {
   return fd;
 }
 
-UniqueFd listen_loopback(int* port) {
+UniqueFd listen_loopback(int* port, int backlog) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in addr = loopback_address(0);
   if (!fd.valid() || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(fd.get(), 64) != 0) {
+      ::listen(fd.get(), backlog) != 0) {
     return UniqueFd();
   }
   socklen_t len = sizeof addr;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len);
   *port = ntohs(addr.sin_port);
   return fd;
+}
+
+UniqueFd listen_dropping_syns(int* port, UniqueFd* filler) {
+  UniqueFd listener = listen_loopback(port, 0);
+  if (!listener.valid()) return listener;
+  *filler = connect_loopback(*port);
+  return filler->valid() ? std::move(listener) : UniqueFd();
+}
+
+bool accepts_connections(const std::string& address, int port) {
+  const UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return false;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  return inet_pton(AF_INET, address.c_str(), &sa.sin_addr) == 1 &&
+         ::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
 }
 
 bool send_all(int fd, std::string_view data) {

@@ -25,9 +25,18 @@ bool wait_for_io(int fd, short events, SteadyTime deadline);
 // completes against the listen backlog: it succeeds even when the server then resets it.)
 UniqueFd connect_loopback(int port);
 
-// A listening socket on 127.0.0.1 at a port the kernel picks, written to `*port`; invalid on
-// failure.
-UniqueFd listen_loopback(int* port);
+// A listening socket on 127.0.0.1 at a port the kernel picks, written to `*port`, with a backlog
+// of `backlog` (the kernel completes that many connects that nobody accepts); invalid on failure.
+UniqueFd listen_loopback(int* port, int backlog = 64);
+
+// A port on 127.0.0.1 whose SYNs the kernel drops: a listener with a backlog of 0 that one
+// connection (held in `*filler`) already fills. A connect to it waits, unanswered, as to a host
+// that is down. Returns the listener (keep both open); invalid on failure.
+UniqueFd listen_dropping_syns(int* port, UniqueFd* filler);
+
+// True when a TCP connection to address:port (numeric IPv4) is accepted - a server's port that
+// speaks no four-letter words (its TLS port). A blocking connect.
+bool accepts_connections(const std::string& address, int port);
 
 // Sends all of `data` (MSG_NOSIGNAL, EINTR retried; blocking sockets). False when the connection
 // broke first.

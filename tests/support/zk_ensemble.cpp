@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "support/four_letter_words.h"
+#include "support/socket_io.h"
 #include "support/test_pki.h"
 #include "support/wait.h"
 
@@ -31,20 +32,6 @@ constexpr int kStartAttempts = 3;
 bool mentions_bind_failure(const std::string& log) {
   return log.find("Address already in use") != std::string::npos ||
          log.find("BindException") != std::string::npos;
-}
-
-// True when a TCP connection to address:port is accepted (a TLS port: no 4lw there). A node in a
-// namespace is reached through the host's routes, as its 4lw are.
-bool accepts_connections(const std::string& address, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = inet_pton(AF_INET, address.c_str(), &sa.sin_addr) == 1 &&
-                  ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
-  ::close(fd);
-  return ok;
 }
 
 }  // namespace

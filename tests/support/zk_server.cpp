@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include "support/four_letter_words.h"
+#include "support/socket_io.h"
 #include "support/test_pki.h"
 #include "support/wait.h"
 
@@ -235,21 +236,6 @@ std::string zookeeper_config(const ServerOptions& options, const std::string& da
   }
   return cfg.str();
 }
-
-namespace {
-// True when a TCP connection to address:port is accepted (the TLS port of a server: no 4lw there).
-bool accepts_connections(const std::string& address, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = inet_pton(AF_INET, address.c_str(), &sa.sin_addr) == 1 &&
-                  ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
-  ::close(fd);
-  return ok;
-}
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // ZkServer

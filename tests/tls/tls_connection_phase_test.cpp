@@ -27,6 +27,8 @@
 #include "client/client_connection.h"
 #include "client/log_router.h"
 #include "client/tls.h"
+#include "deferring_listener.h"
+#include "support/socket_io.h"
 #include "support/test_pki.h"
 #include "support/wait.h"
 
@@ -35,40 +37,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::wait_until;
-
-class Listener : public ConnectionListener {
- public:
-  void on_answered(const Answer&) override {}
-  void on_connection_event(unsigned, ConnectionEvent) override {}
-  void defer(std::function<void()> task) override {
-    std::lock_guard lock(mutex_);
-    deferred_.push_back(std::move(task));
-  }
-  void run_deferred() {
-    std::vector<std::function<void()>> tasks;
-    {
-      std::lock_guard lock(mutex_);
-      tasks.swap(deferred_);
-    }
-    for (auto& task : tasks) task();
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::function<void()>> deferred_;
-};
-
-// A TCP socket bound to a free port of 127.0.0.1, and that port.
-std::pair<int, int> bound_loopback_socket() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), length), 0);
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  return {fd, ntohs(address.sin_port)};
-}
 
 std::string tls_settings() {
   const testing::ClientCertificate c = testing::test_pki().client("intruder");  // no password
@@ -106,19 +74,13 @@ TEST(TlsConnectionPhaseTest, OnlyAnEstablishedConnectionIsAHandshakeUnderWay) {
 }
 
 TEST(TlsConnectionPhaseTest, AConnectWhoseSynGetsNoAnswerIsConnecting) {
-  // A listener with a backlog of 0 that one connection already fills: the kernel drops every
-  // later SYN, and the connect waits.
-  const auto [server, port] = bound_loopback_socket();
-  ASSERT_EQ(::listen(server, 0), 0);
-  const auto [filler, filler_port] = bound_loopback_socket();
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  ASSERT_EQ(::connect(filler, reinterpret_cast<sockaddr*>(&address), sizeof address), 0)
-      << "filler port " << filler_port;
+  // The kernel drops every SYN: the connect waits.
+  int port = 0;
+  testing::UniqueFd filler;
+  const testing::UniqueFd server = testing::listen_dropping_syns(&port, &filler);
+  ASSERT_TRUE(server.valid());
   LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
-  Listener listener;
+  DeferringListener listener;
   {
     ClientConnection connection("127.0.0.1:" + std::to_string(port), 30s, 1, listener,
                                 slot.callback(), nullptr, nullptr, tls_settings());
@@ -128,16 +90,15 @@ TEST(TlsConnectionPhaseTest, AConnectWhoseSynGetsNoAnswerIsConnecting) {
         << "a connect without an answer must read as connecting, never as a handshake";
   }
   listener.run_deferred();
-  ::close(filler);
-  ::close(server);
 }
 
 TEST(TlsConnectionPhaseTest, AHandshakeWithASilentPeerIsAssociating) {
-  // The kernel accepts (backlog 16); nobody ever reads or answers.
-  const auto [server, port] = bound_loopback_socket();
-  ASSERT_EQ(::listen(server, 16), 0);
+  // The kernel accepts; nobody ever reads or answers.
+  int port = 0;
+  const testing::UniqueFd server = testing::listen_loopback(&port);
+  ASSERT_TRUE(server.valid());
   LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
-  Listener listener;
+  DeferringListener listener;
   {
     ClientConnection connection("127.0.0.1:" + std::to_string(port), 30s, 1, listener,
                                 slot.callback(), nullptr, nullptr, tls_settings());
@@ -146,22 +107,22 @@ TEST(TlsConnectionPhaseTest, AHandshakeWithASilentPeerIsAssociating) {
         << "a TLS handshake under way must read as associating";
   }
   listener.run_deferred();
-  ::close(server);
 }
 
 TEST(TlsConnectionPhaseTest, ClosingOneHandleLeavesAnotherHandlesHandshakeAlone) {
   // The kernel accepts; nobody answers: both handshakes wait, as with a slow server.
-  const auto [server, port] = bound_loopback_socket();
-  ASSERT_EQ(::listen(server, 16), 0);
+  int port = 0;
+  const testing::UniqueFd server = testing::listen_loopback(&port);
+  ASSERT_TRUE(server.valid());
   const std::string hosts = "127.0.0.1:" + std::to_string(port);
   LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
-  Listener listener;
+  DeferringListener listener;
   {
     ClientConnection waiting(hosts, 30s, 1, listener, slot.callback(), nullptr, nullptr,
                              tls_settings());
     ASSERT_TRUE(
         wait_until([&] { return waiting.phase() == ConnectionPhase::kAssociating; }, 5s, 5ms));
-    const int first = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    const int first = ::accept4(server.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     ASSERT_GE(first, 0);
     {
       ClientConnection closing(hosts, 30s, 1, listener, slot.callback(), nullptr, nullptr,
@@ -181,7 +142,6 @@ TEST(TlsConnectionPhaseTest, ClosingOneHandleLeavesAnotherHandlesHandshakeAlone)
     ::close(first);
   }
   listener.run_deferred();
-  ::close(server);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "error_of.h"
 #include "support/fault_proxy.h"
 #include "support/raw_zk_client.h"
+#include "support/socket_io.h"
 #include "test_env.h"
 #include "tls_fixture.h"
 #include "zklock/zklock.h"
@@ -190,25 +191,14 @@ TEST(TlsErrorTest, ASilentPeerIsAConnectionLossAtTheConnectTimeoutNotAHang) {
 TEST(TlsErrorTest, ServersThatNeverAnswerListedBeforeTheLiveOneDoNotKeepASessionFromIt) {
   TlsServer& server = tls_server();
   // Accepts (the kernel does) and never answers.
-  const int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&address), length), 0);
-  ASSERT_EQ(::listen(silent, 64), 0);
-  ASSERT_EQ(::getsockname(silent, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  const int silent_port = ntohs(address.sin_port);
-  // A backlog of 0 that one connection fills: the kernel drops every later SYN.
-  const int full = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  address.sin_port = 0;
-  ASSERT_EQ(::bind(full, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(full, 0), 0);
-  length = sizeof address;
-  ASSERT_EQ(::getsockname(full, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  const int filler = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_EQ(::connect(filler, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  const int full_port = ntohs(address.sin_port);
+  int silent_port = 0;
+  const UniqueFd silent = listen_loopback(&silent_port);
+  ASSERT_TRUE(silent.valid());
+  // Drops every SYN.
+  int full_port = 0;
+  UniqueFd filler;
+  const UniqueFd full = listen_dropping_syns(&full_port, &filler);
+  ASSERT_TRUE(full.valid());
 
   SessionOptions options = server.options("holder");
   options.connect = "127.0.0.1:" + std::to_string(silent_port) +
@@ -221,9 +211,6 @@ TEST(TlsErrorTest, ServersThatNeverAnswerListedBeforeTheLiveOneDoNotKeepASession
       EXPECT_TRUE(s->encrypted());
     }
   }
-  ::close(filler);
-  ::close(full);
-  ::close(silent);
 }
 
 TEST(TlsIdentityTest, AnotherCertificateCannotBreakTheLock) {
@@ -283,6 +270,19 @@ TEST(TlsIdentityTest, AnotherCertificateCannotBreakTheLock) {
   ASSERT_TRUE(wait_until([&] { return lock_children(intruder, path).empty(); }, 5s));
 }
 
+// Freezes a server (SIGSTOP) until the end of the scope, when it thaws it (SIGCONT) - also when a
+// failed assertion leaves the test early; thawing it sooner is harmless.
+class FrozenWhileInScope {
+ public:
+  explicit FrozenWhileInScope(ZkServer& server) : server_(server) { server_.freeze(); }
+  ~FrozenWhileInScope() { server_.thaw(); }
+  FrozenWhileInScope(const FrozenWhileInScope&) = delete;
+  FrozenWhileInScope& operator=(const FrozenWhileInScope&) = delete;
+
+ private:
+  ZkServer& server_;
+};
+
 // A server that stops answering for half the session timeout (a frozen JVM: its kernel still
 // accepts connections, so each new TLS handshake waits on a silent peer) while a lock is held.
 // zklock forces a new connection every reconnect interval - over TLS by shutting the socket down,
@@ -296,11 +296,7 @@ TEST(TlsReconnectTest, AServerSilentForHalfTheTimeoutKeepsTheSessionAndTheLock) 
   const auto timeout = s.negotiated_timeout();
   const auto before = s.metrics().forced_reconnects;
   const auto frozen_at = Clock::now();
-  server.server().freeze();
-  struct Thaw {
-    ZkServer& z;
-    ~Thaw() { z.thaw(); }
-  } thaw{server.server()};
+  const FrozenWhileInScope frozen(server.server());
   EXPECT_TRUE(wait_until([&] { return s.state() == SessionState::kSuspended; }, timeout));
   EXPECT_TRUE(wait_until([&] { return s.metrics().forced_reconnects > before + 1; }, timeout / 2))
       << "no forced reconnect while silent";
@@ -328,11 +324,7 @@ TEST(TlsReconnectTest, AServerFrozenPastTheTimeoutTellsTheHolderLost) {
   Mutex m(s, path);
   m.lock();
   const auto timeout = s.negotiated_timeout();
-  server.server().freeze();
-  struct Thaw {
-    ZkServer& z;
-    ~Thaw() { z.thaw(); }
-  } thaw{server.server()};
+  const FrozenWhileInScope frozen(server.server());
   const auto frozen_at = Clock::now();
   // Lost within T of the last answer (before the freeze), whatever the failed handshakes say;
   // the bound leaves room for a slow machine, not for a missed deadline (that is never).

@@ -29,6 +29,7 @@
 
 #include "client/client_connection.h"
 #include "client/log_router.h"
+#include "deferring_listener.h"
 
 // The C client's process-wide level, from its zookeeper_log.h (which includes <zookeeper.h> by a
 // path Debian's layout does not offer).
@@ -92,29 +93,6 @@ class CountingListener {
   std::thread thread_;
 };
 
-// Nothing is answered here; refused requests are completed after the connection is closed.
-class Listener : public ConnectionListener {
- public:
-  void on_answered(const Answer&) override {}
-  void on_connection_event(unsigned, ConnectionEvent) override {}
-  void defer(std::function<void()> task) override {
-    std::lock_guard lock(mutex_);
-    deferred_.push_back(std::move(task));
-  }
-  void run_deferred() {
-    std::vector<std::function<void()>> tasks;
-    {
-      std::lock_guard lock(mutex_);
-      tasks.swap(deferred_);
-    }
-    for (auto& task : tasks) task();
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::function<void()>> deferred_;
-};
-
 TEST(ClientServerListTest, BelowDebugTheClientsWarningsAreOff) {
   for (const LogLevel level : {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo}) {
     LogSlot slot([](LogLevel, std::string_view) {}, level);
@@ -135,7 +113,7 @@ TEST(ClientServerListTest, UpdatesBetweenConnectAttemptsNeverReadTheFreedList) {
         lines.emplace_back(line);
       },
       LogLevel::kInfo);
-  Listener listener;
+  DeferringListener listener;
   {
     // A 600 ms timeout: the C client pauses T/60 = 10 ms after trying every server.
     ClientConnection connection(a, 600ms, 1, listener, slot.callback(), nullptr, nullptr);
@@ -167,7 +145,7 @@ TEST(ClientServerListTest, AForcedReconnectNeverUndoesANewerList) {
   const std::string closed = "127.0.0.2:" + std::to_string(listening.port());
   const std::string open = "127.0.0.1:" + std::to_string(listening.port());
   LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
-  Listener listener;
+  DeferringListener listener;
   {
     ClientConnection connection(closed, 600ms, 1, listener, slot.callback(), nullptr, nullptr);
     for (int round = 1; round <= 40; ++round) {
@@ -209,7 +187,7 @@ TEST(ClientServerListTest, AForcedReconnectAbortsAConnectThatGetsNoAnswer) {
   ASSERT_EQ(::connect(filler, reinterpret_cast<sockaddr*>(&address), sizeof address), 0)
       << "filler port " << filler_port;
   LogSlot slot([](LogLevel, std::string_view) {}, LogLevel::kError);
-  Listener listener;
+  DeferringListener listener;
   {
     ClientConnection connection("127.0.0.1:" + std::to_string(port), 30s, 1, listener,
                                 slot.callback(), nullptr, nullptr);
