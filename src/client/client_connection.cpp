@@ -78,7 +78,6 @@ std::chrono::milliseconds ClientConnection::negotiated_timeout() const noexcept 
 // its state last) must not read as a handshake: the monitor, woken by the drop, looks just then,
 // and would put the next cut off by suspend_after (seen: a fresh SYN a second apart).
 ConnectionPhase ssl_connecting_phase(int tcp_state) noexcept {
-  constexpr int kTcpEstablished = 1;  // the kernel's TCP_ESTABLISHED (not in the uapi headers)
   return tcp_state == kTcpEstablished ? ConnectionPhase::kAssociating
                                       : ConnectionPhase::kConnecting;
 }

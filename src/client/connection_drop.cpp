@@ -92,7 +92,6 @@ bool connected_to(int fd, const std::vector<Endpoint>& peers) {
   return one_of(peer, peers);
 }
 
-// True when `fd` is a TCP socket whose connect waits for the answer to its SYN.
 // The TCP state of socket `fd`, or -1 if it has none (not a TCP socket, or closed).
 int tcp_state_of(int fd) {
   tcp_info info{};
@@ -101,10 +100,8 @@ int tcp_state_of(int fd) {
   return info.tcpi_state;
 }
 
-bool syn_sent(int fd) {
-  constexpr int kTcpSynSent = 2;  // the kernel's TCP_SYN_SENT (not in the uapi headers)
-  return tcp_state_of(fd) == kTcpSynSent;
-}
+// True when `fd` is a TCP socket whose connect waits for the answer to its SYN.
+bool syn_sent(int fd) { return tcp_state_of(fd) == kTcpSynSent; }
 
 // The address a TCP socket whose connect is under way (SYN sent, no answer yet) is connecting to.
 // getpeername refuses such a socket (ENOTCONN), but the kernel's socket table lists it by inode:
@@ -194,7 +191,7 @@ int shut_down_silent_handshakes(const std::string& hosts, const std::set<int>& s
     tcp_info info{};
     socklen_t length = sizeof info;
     if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) continue;
-    if (info.tcpi_state != 1 /* TCP_ESTABLISHED */ || info.tcpi_bytes_received != 0) continue;
+    if (info.tcpi_state != kTcpEstablished || info.tcpi_bytes_received != 0) continue;
     if (shutdown(s, SHUT_RDWR) == 0) ++count;
   }
   closedir(dir);

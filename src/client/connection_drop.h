@@ -18,6 +18,11 @@ typedef struct _zhandle zhandle_t;  // NOLINT: the C client's own name
 
 namespace zklock::detail {
 
+/// The kernel's TCP states as TCP_INFO gives them (include/net/tcp_states.h; not in the uapi
+/// headers): the two zklock tells apart.
+inline constexpr int kTcpEstablished = 1;
+inline constexpr int kTcpSynSent = 2;
+
 /// Effects: shutdown(2)s the TCP socket of `zh`'s current connection if it is established and
 ///   its peer is one of `hosts` ("address:port,..." numeric). Needs the caller to keep `zh` open.
 ///   A connect still under way (no peer yet) is left alone.

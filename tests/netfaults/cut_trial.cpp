@@ -74,6 +74,11 @@ std::string describe_queue(Session& monitor, const std::string& path) {
   return out + "\n";
 }
 
+// The session that reads the queue of `plan`'s lock: its own monitor, else the trial's.
+Session& monitor_for(const CutPairPlan& plan, const CutContext& context) {
+  return plan.monitor != nullptr ? *plan.monitor : context.monitor;
+}
+
 }  // namespace
 
 void ensure_chroot(Session& monitor) {
@@ -115,10 +120,8 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
   auto fail_all = [&](const std::string& why) {
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       results[i].error = why;
-      Session& monitor =
-          pairs[i].plan.monitor != nullptr ? *pairs[i].plan.monitor : context.monitor;
-      results[i].evidence =
-          describe_queue(monitor, pairs[i].plan.holder.server_path(pairs[i].path));
+      results[i].evidence = describe_queue(monitor_for(pairs[i].plan, context),
+                                           pairs[i].plan.holder.server_path(pairs[i].path));
       results[i].evidence += pairs[i].holder->evidence();
       if (pairs[i].waiter) results[i].evidence += "\n" + pairs[i].waiter->evidence();
     }
@@ -141,8 +144,8 @@ std::vector<CutPairResult> run_cut_trial(const CutContext& context,
   if (!wait_until(
           [&] {
             return std::all_of(pairs.begin(), pairs.end(), [&](const Pair& p) {
-              Session& monitor = p.plan.monitor != nullptr ? *p.plan.monitor : context.monitor;
-              return lock_children(monitor, p.plan.holder.server_path(p.path)).size() == 2;
+              return lock_children(monitor_for(p.plan, context), p.plan.holder.server_path(p.path))
+                         .size() == 2;
             });
           },
           30s)) {

@@ -8,20 +8,14 @@
 // Between two attempts the C client may still say SSL_CONNECTING with no socket left: that is
 // connecting too. And closing one handle, which cuts its own silent handshake (the C client would
 // wait for it forever), leaves the handshakes of the process's other handles alone.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
-#include <cstdint>
-#include <functional>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "client/client_connection.h"
