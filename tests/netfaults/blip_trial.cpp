@@ -113,6 +113,11 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   // The kernel's pace at the lookups the holder's reconnects make (pace.h), from before the cut so
   // that one in flight at the heal counts.
   std::optional<Pace> lookups(std::in_place, address_lookup());
+  // A holder whose session went Suspended on a whole link meets the blip with its confirmation
+  // already late: the servers did not serve it (seen in CI: an observer ensemble that did not
+  // answer the holder's heartbeat sync for 2 s under a loaded machine; told Lost 1.2 s into a
+  // 0.25 T blip, the server keeping the session for 10 s more).
+  r.troubled_before_cut = holder.saw_suspended();
   faults.record("cut", holder.spec().id);
   std::int64_t heal_ns = 0;
   const auto cut_at = std::chrono::steady_clock::now();
@@ -199,8 +204,9 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
   // So is one in which the servers themselves did not serve a client on a healthy link: the
   // waiter (never cut) went Suspended or Lost during the trial - seen under two busy loops and
   // forty trials at once, and once in CI, an ensemble that confirmed nobody's syncs for seconds
-  // (the waiter Suspended 14 ms after the holder was told, and Lost).
-  r.servers_failed = waiter.session_trouble_ns() != 0;
+  // (the waiter Suspended 14 ms after the holder was told, and Lost) - or the holder itself went
+  // Suspended before its link was cut (see troubled_before_cut above).
+  r.servers_failed = waiter.session_trouble_ns() != 0 || r.troubled_before_cut;
   // Or too slowly: a healed holder needs two answers (its new connection's, then its heartbeat's)
   // before its Lost deadline. One told Lost while a healthy client's read, sent after the heal,
   // took half of the time it had from the heal to Lost (less the lag) or more, had servers (or a
@@ -295,7 +301,10 @@ std::string describe(const BlipResult& r) {
                      ", blip " + ms(r.outage_ns()) + " ms measured): ";
   const PairOutcome& o = r.outcome;
   if (r.stall_ns != 0) text += "the machine stalled " + ms(r.stall_ns) + " ms, ";
-  if (r.servers_failed) text += "the waiter's own session went Suspended or Lost, ";
+  if (r.troubled_before_cut) text += "the holder's session went Suspended before the cut, ";
+  if (r.servers_failed && !r.troubled_before_cut) {
+    text += "the waiter's own session went Suspended or Lost, ";
+  }
   if (r.servers_slow) {
     text += "a healthy client's read took " + ms(r.slowest_read_ns) + " ms after the heal, ";
   }

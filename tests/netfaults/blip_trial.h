@@ -11,7 +11,8 @@
 // Measured, not asked: the outage is measured from just before the cut to just after the heal
 // (both `tc` commands of each included), a watch thread sees whether the whole machine stalled
 // (every process frozen, support/stall_watch.h), and the waiter - on a link never cut - shows
-// whether the servers served their clients (its session never Suspended nor Lost), and a healthy
+// whether the servers served their clients (its session never Suspended nor Lost), as does the
+// holder before the cut (its session never Suspended while its link was whole), and a healthy
 // client's reads from the heal on whether they served them in time (pace.h: one read took half of
 // what the holder had from the heal to its Lost, less the lag, or more), and address lookups like
 // the ones the holder's reconnects make whether the kernel let them through in time (the same
@@ -80,6 +81,7 @@ struct BlipResult {
   std::int64_t stall_ns = 0;            // longest stall of the machine (support/stall_watch.h)
   bool servers_failed = false;          // the waiter's own session (never cut) went Suspended or
                                         // Lost before the outcome
+  bool troubled_before_cut = false;     // the holder's session was Suspended before the cut
   std::int64_t slowest_read_ns = 0;     // a healthy client's slowest read from the heal to Lost
   bool servers_slow = false;            // told Lost, and that read took half the time the
                                         // holder had from the heal to Lost (less the lag), or more
