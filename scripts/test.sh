@@ -128,8 +128,9 @@ gate_tsan() {
 # wire suites run over TLS (tests/tls/tests.cmake) and the kernel-fault scenarios' TLS runs with
 # their contenders (fault_holder, the CLI).
 tls_build=${TLS_BUILD_DIR:-build-tls}
-tls_targets=(tls_test tls_connection_phase_test mutex_test shared_mutex_test semaphore_test
-             semaphore_async_test async_lock_test follower_cut_test production_blip_test)
+tls_targets=(tls_test tls_connection_phase_test tls_cli_test mutex_test shared_mutex_test
+             semaphore_test semaphore_async_test async_lock_test follower_cut_test
+             production_blip_test)
 build_tls() {
   ZKLOCK_ZK_CFLAGS="-fsanitize=address -fno-omit-frame-pointer" \
     scripts/zookeeper-client.sh "$tls_build/zookeeper-client"

@@ -16,6 +16,17 @@ if(ZooKeeper_HAS_SSL)
   zklock_add_test(tls_connection_phase_test ${_tls}/tls_connection_phase_test.cpp
                   LIBS zklock ZooKeeper::zookeeper_mt LABELS tls WHITE_BOX)
 
+  # The CLI over TLS: its --tls-* options, which CAs it trusts, what `zklock exec`'s command
+  # inherits.
+  if(TARGET zklock-cli)
+    zklock_add_test(tls_cli_test ${_tls}/tls_cli_test.cpp ${_tls}/../cli/cli_process.cpp
+                    LIBS zklock LABELS tls TIMEOUT 300)
+    target_include_directories(tls_cli_test PRIVATE ${_tls} ${_tls}/../cli)
+    target_compile_definitions(tls_cli_test PRIVATE ZKLOCK_CLI="$<TARGET_FILE:zklock-cli>")
+    add_dependencies(tls_cli_test zklock-cli)
+    set_property(TEST tls_cli_test APPEND PROPERTY ENVIRONMENT ${ZKLOCK_TLS_TEST_ENVIRONMENT})
+  endif()
+
   # The wire suites over TLS: the Mutex, SharedMutex, Semaphore and asynchronous suites' binaries
   # once more, with ZKLOCK_TEST_OVER_TLS=1 - every server they start serves TLS too, and every
   # session options_for() makes for such a server goes over TLS (tests/test_env.h,

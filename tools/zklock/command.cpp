@@ -171,9 +171,17 @@ RunningCommand Command::start(const StartOptions& options, const SignalReader& s
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
     const std::string_view name = text.substr(0, text.find('='));
-    const bool replaced = std::any_of(options.environment.begin(), options.environment.end(),
-                                      [&](const auto& var) { return var.first == name; });
+    const bool replaced =
+        std::any_of(options.environment.begin(), options.environment.end(),
+                    [&](const auto& var) { return var.first == name; }) ||
+        std::any_of(options.inherited.environment.begin(), options.inherited.environment.end(),
+                    [&](const InheritedVariable& var) { return var.name == name; });
     if (!replaced) env_strings.emplace_back(text);
+  }
+  for (const InheritedVariable& var : options.inherited.environment) {
+    const bool replaced = std::any_of(options.environment.begin(), options.environment.end(),
+                                      [&](const auto& extra) { return extra.first == var.name; });
+    if (var.value && !replaced) env_strings.push_back(var.name + "=" + *var.value);
   }
   for (const auto& [name, value] : options.environment) env_strings.push_back(name + "=" + value);
   std::vector<char*> envp;
@@ -184,7 +192,7 @@ RunningCommand Command::start(const StartOptions& options, const SignalReader& s
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw std::system_error(errno, std::generic_category(), "pipe2");
   }
-  std::vector<int> keep = options.inherited_descriptors;
+  std::vector<int> keep = options.inherited.descriptors;
   keep.push_back(pipe_fds[1]);
   const auto close_ranges = ranges_to_close(std::move(keep));
 

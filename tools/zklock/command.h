@@ -21,6 +21,20 @@ namespace zklock::cli {
 /// inherits exactly these, never zklock's own sockets and pipes.
 std::vector<int> open_descriptors();
 
+/// An environment variable zklock changed for itself, as the invoker had it (nullopt: not set).
+struct InheritedVariable {
+  std::string name;
+  std::optional<std::string> value;
+};
+
+/// What the command inherits from zklock's invoker, taken before zklock opens or changes anything.
+struct Inheritance {
+  /// The descriptors open at startup (open_descriptors()); all others are closed.
+  std::vector<int> descriptors;
+  /// The variables zklock set for itself (tls_trust.h), restored for the command.
+  std::vector<InheritedVariable> environment;
+};
+
 class RunningCommand;
 
 class Command {
@@ -39,8 +53,9 @@ class Command {
     /// Run it in a process group of its own (signals reach every process it starts); false: in
     /// zklock's process group (it can use the terminal, which signals it directly).
     bool own_process_group = true;
-    /// Descriptors it inherits (see open_descriptors()); all others are closed.
-    std::vector<int> inherited_descriptors;
+    /// The invoker's descriptors and variables: zklock's environment with `inherited.environment`
+    /// put back as the invoker had it, then `environment` added.
+    Inheritance inherited;
   };
 
   /// Starts the command: a child that restores the signal state zklock inherited (`signals`),

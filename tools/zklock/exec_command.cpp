@@ -200,8 +200,7 @@ std::string on_lost_name(OnLost policy) {
 namespace {
 
 ExecRun run_exec_once(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
-                      const Console& console, SignalReader& signals,
-                      const std::vector<int>& inherited_descriptors) {
+                      const Console& console, SignalReader& signals, const Inheritance& inherited) {
   // Found before queueing: a typo should not wait an hour for the lock to be reported.
   const Command command(exec.command);
 
@@ -223,7 +222,7 @@ ExecRun run_exec_once(const ExecOptions& exec, const CommonOptions& common, cons
   Command::StartOptions start;
   start.environment = lock_environment(acquisition);
   start.own_process_group = !exec.foreground;
-  start.inherited_descriptors = inherited_descriptors;
+  start.inherited = inherited;
   RunningCommand child = command.start(start, signals);
   console.note("running " + command.display() + " (pid " + std::to_string(child.pid()) + ")");
   Supervisor supervisor(exec, child, held, console, signals);
@@ -236,18 +235,16 @@ ExecRun run_exec_once(const ExecOptions& exec, const CommonOptions& common, cons
 }  // namespace
 
 int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
-             const Console& console, SignalReader& signals,
-             const std::vector<int>& inherited_descriptors) {
-  return run_exec_once(exec, common, lock, console, signals, inherited_descriptors).code;
+             const Console& console, SignalReader& signals, const Inheritance& inherited) {
+  return run_exec_once(exec, common, lock, console, signals, inherited).code;
 }
 
 int run_elect(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
-              const Console& console, SignalReader& signals,
-              const std::vector<int>& inherited_descriptors) {
+              const Console& console, SignalReader& signals, const Inheritance& inherited) {
   constexpr auto kMinTerm = std::chrono::seconds(1);
   for (;;) {
     const auto started = Clock::now();
-    const ExecRun run = run_exec_once(exec, common, lock, console, signals, inherited_descriptors);
+    const ExecRun run = run_exec_once(exec, common, lock, console, signals, inherited);
     if (!exec.again || !run.acquired || run.interrupted) return run.code;
     // A command that ends at once must not make us campaign (open a session, queue) at network
     // speed: at most one campaign a second. Signals still end it.

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "command.h"
 #include "console.h"
 #include "options.h"
 #include "signals.h"
@@ -44,8 +45,7 @@ std::string on_lost_name(OnLost policy);
 /// Runs `zklock exec`. Returns the exit code (the command's own, or one of exit_codes.h).
 /// Throws: Failure, zklock::Error (main() turns them into exit codes).
 int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
-             const Console& console, SignalReader& signals,
-             const std::vector<int>& inherited_descriptors);
+             const Console& console, SignalReader& signals, const Inheritance& inherited);
 
 /// Runs `zklock elect`: run_exec() on the election path (the lock node's description is --value,
 /// so `zklock leader` and Election::leader() show it). With --again, campaigns again each time the
@@ -53,7 +53,6 @@ int run_exec(const ExecOptions& exec, const CommonOptions& common, const LockOpt
 /// SIGINT, SIGTERM or SIGHUP, or a campaign times out (--timeout).
 /// Returns: the last run's exit code (as run_exec()), or 128 + N for a signal between runs.
 int run_elect(const ExecOptions& exec, const CommonOptions& common, const LockOptions& lock,
-              const Console& console, SignalReader& signals,
-              const std::vector<int>& inherited_descriptors);
+              const Console& console, SignalReader& signals, const Inheritance& inherited);
 
 }  // namespace zklock::cli

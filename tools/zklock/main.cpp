@@ -25,6 +25,7 @@
 #include "exit_codes.h"
 #include "signals.h"
 #include "status_watch.h"
+#include "tls_trust.h"
 #include "zklock/errors.h"
 
 namespace zklock::cli {
@@ -51,12 +52,11 @@ std::optional<std::string> connect_from_environment() {
 }
 
 // Runs the parsed command. Returns its exit code; exceptions are main()'s to translate.
-int run_command(const CommandLine& line, const Console& console,
-                const std::vector<int>& inherited_descriptors) {
+int run_command(const CommandLine& line, const Console& console, const Inheritance& inherited) {
   switch (line.command) {
     case CommandLine::Command::kExec: {
       SignalReader signals;  // before any thread exists (the Session starts them)
-      return run_exec(line.exec, line.common, line.lock, console, signals, inherited_descriptors);
+      return run_exec(line.exec, line.common, line.lock, console, signals, inherited);
     }
     case CommandLine::Command::kHold: {
       SignalReader signals;
@@ -72,7 +72,7 @@ int run_command(const CommandLine& line, const Console& console,
       return run_revoke(line.revoke, line.common, console);
     case CommandLine::Command::kElect: {
       SignalReader signals;
-      return run_elect(line.exec, line.common, line.lock, console, signals, inherited_descriptors);
+      return run_elect(line.exec, line.common, line.lock, console, signals, inherited);
     }
     case CommandLine::Command::kLeader:
       if (line.leader.watch) {
@@ -86,15 +86,20 @@ int run_command(const CommandLine& line, const Console& console,
 
 int run(int argc, char** argv) {
   ensure_standard_descriptors();
-  // Before zklock opens anything: these are the descriptors `exec` passes on to its command.
-  const std::vector<int> inherited_descriptors = open_descriptors();
+  // Before zklock opens anything: these are the descriptors `exec` passes on to its command (and
+  // the variables zklock changes for itself, below, it passes on as they were).
+  Inheritance inherited{open_descriptors(), {}};
   const ParseOutcome parsed =
       parse_command_line(argc, argv, connect_from_environment(), std::cout, std::cerr);
   if (!parsed.command_line) return parsed.exit_code;
 
   const Console console(parsed.command_line->common.verbosity());
   try {
-    return run_command(*parsed.command_line, console, inherited_descriptors);
+    // While zklock has one thread (setenv): the --tls-ca file is the only CA it trusts.
+    if (const auto tls = tls_options(parsed.command_line->common)) {
+      inherited.environment = trust_only_the_tls_ca(tls->ca_file);
+    }
+    return run_command(*parsed.command_line, console, inherited);
   } catch (const Failure& e) {
     console.error(e.what());
     return e.code();

@@ -14,10 +14,12 @@ namespace {
 // An option given on the command line wins over its environment variable.
 std::string or_environment(const std::string& given, const char* variable) {
   if (!given.empty()) return given;
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): zklock never calls setenv
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): zklock calls setenv only before it starts a thread
   const char* value = std::getenv(variable);
   return value == nullptr ? std::string() : std::string(value);
 }
+
+}  // namespace
 
 std::optional<TlsOptions> tls_options(const CommonOptions& options) {
   TlsOptions tls;
@@ -43,8 +45,6 @@ std::optional<TlsOptions> tls_options(const CommonOptions& options) {
   }
   return tls;
 }
-
-}  // namespace
 
 std::unique_ptr<Session> open_session(const CommonOptions& options, const Console& console,
                                       std::vector<std::string> metrics_paths) {

@@ -56,6 +56,12 @@ struct LockOptions {
   std::string metrics_listen;  // --metrics-listen HOST:PORT (metrics_listener.h); empty: none
 };
 
+/// Returns: the TLS settings of the --tls-* options, else of their variables ($ZKLOCK_TLS_CA...);
+///   nullopt when none is given (plain TCP).
+/// Throws: Failure(64) for a partial setting (CA, certificate and key go together) or a key
+///   password alone.
+std::optional<TlsOptions> tls_options(const CommonOptions& options);
+
 /// Opens the ZooKeeper session. The C client's own log lines go to the console with --verbose
 /// only (zklock reports failures itself). `metrics_paths`: the lock paths whose figures the
 /// session keeps apart (SessionOptions::metrics_paths; --metrics-listen shows them).
