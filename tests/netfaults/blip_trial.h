@@ -8,27 +8,27 @@
 // blip). Kept: asked to finish, it releases and the waiter takes over. Lost: the waiter acquires.
 // Then the pair is judged (judge_pair, fault_checker).
 //
-// Measured, not asked: the outage is measured from just before the cut to just after the heal
-// (both `tc` commands of each included), a watch thread sees whether the whole machine stalled
-// (every process frozen, support/stall_watch.h), and the waiter - on a link never cut - shows
-// whether the servers served their clients (its session never Suspended nor Lost), as does the
-// holder before the cut (its session never Suspended while its link was whole), and a healthy
-// client's reads from the heal on whether they served them in time (pace.h: one read took half of
-// what the holder had from the heal to its Lost, less the lag, or more), and address lookups like
-// the ones the holder's reconnects make whether the kernel let them through in time (the same
-// measure); when they did not, the holder's silence was longer than the blip too. When the silence
-// the holder saw was longer than d by more than the session's lost margin (max(T/20, 50 ms), the
-// library's default), an outcome that a longer silence cannot have caused still stands: a kept lock
-// kept a longer blip than asked (the budget only shrinks as the silence grows), a lock lost and
-// told before the takeover is what a blip past the budget must give, a kept lock that had to be
-// lost is wrong at any length. Any other outcome (lost where it should have been kept, an error
-// such as a waiter whose own session a stall cost) may be the overshoot's doing: the trial is NOT
-// APPLICABLE - never a pass, never a failure of the library - and is run again, at most kMaxReruns
-// times. One that is never applicable is reported (NOT APPLICABLE, and its line's not_applicable=)
-// and not judged. The rules that hold whatever the length - never two holders, no fault_checker
-// violation, exit 76 for a lost `zklock exec` - are checked on every attempt, the not-applicable
-// ones included; so is, for a pair that was to speak TLS (its targets' certificate), that both
-// contenders did (Contender::encrypted).
+// Measured, not asked: the outage is measured from just before the cut to just after the heal (both
+// `tc` commands of each included), a watch thread sees whether the whole machine stalled (every
+// process frozen, support/stall_watch.h), and the waiter - on a link never cut - shows whether the
+// servers served their clients (its session never Suspended nor Lost), as does the holder before
+// the cut (its session never Suspended while its link was whole), and a healthy client's reads from
+// the heal on whether they served them in time (pace.h: one read took half of what the holder had
+// from the heal to its Lost, less the lag, or more - a quarter over TLS, whose handshake adds two
+// answers to wait for), and address lookups like the ones the holder's reconnects make whether the
+// kernel let them through in time (the same measure); when they did not, the holder's silence was
+// longer than the blip too. When the silence the holder saw was longer than d by more than the
+// session's lost margin (max(T/20, 50 ms), the library's default), an outcome that a longer silence
+// cannot have caused still stands: a kept lock kept a longer blip than asked (the budget only
+// shrinks as the silence grows), a lock lost and told before the takeover is what a blip past the
+// budget must give, a kept lock that had to be lost is wrong at any length. Any other outcome (lost
+// where it should have been kept, an error such as a waiter whose own session a stall cost) may be
+// the overshoot's doing: the trial is NOT APPLICABLE - never a pass, never a failure of the library
+// - and is run again, at most kMaxReruns times. One that is never applicable is reported (NOT
+// APPLICABLE, and its line's not_applicable=) and not judged. The rules that hold whatever the
+// length - never two holders, no fault_checker violation, exit 76 for a lost `zklock exec` - are
+// checked on every attempt, the not-applicable ones included; so is, for a pair that was to speak
+// TLS (its targets' certificate), that both contenders did (Contender::encrypted).
 #pragma once
 
 #include <chrono>
@@ -84,7 +84,8 @@ struct BlipResult {
   bool troubled_before_cut = false;     // the holder's session was Suspended before the cut
   std::int64_t slowest_read_ns = 0;     // a healthy client's slowest read from the heal to Lost
   bool servers_slow = false;            // told Lost, and that read took half the time the
-                                        // holder had from the heal to Lost (less the lag), or more
+                                        // holder had from the heal to Lost (less the lag), or
+                                        // more (a quarter over TLS: twice the answers to wait for)
   std::int64_t slowest_lookup_ns = 0;   // the slowest address lookup from the heal to Lost
   bool network_slow = false;            // told Lost, and that lookup took half that time or more
   bool never_applicable = false;        // not applicable in every attempt: not judged but for
