@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/cli_tls.h"
+
 namespace zklock::testing::netfaults {
 namespace {
 
@@ -60,8 +62,8 @@ std::vector<std::string> argv_for(ContenderKind kind, const ContenderSpec& s,
       std::vector<std::string> argv = {zklock_cli_path(), command, "-v", "--connect", s.connect};
       if (s.tls) {
         // The key's password goes through the environment (cli_environment).
-        argv.insert(argv.end(), {"--tls-ca", s.tls->ca_file, "--tls-cert", s.tls->cert_file,
-                                 "--tls-key", s.tls->key_file});
+        const std::vector<std::string> tls = cli_tls_options(*s.tls);
+        argv.insert(argv.end(), tls.begin(), tls.end());
       }
       argv.insert(argv.end(),
                   {"--session-timeout", std::to_string(s.session_timeout.count()) + "ms",
@@ -74,11 +76,9 @@ std::vector<std::string> argv_for(ContenderKind kind, const ContenderSpec& s,
   throw std::logic_error("unknown contender kind");
 }
 
-// What the CLI needs besides its arguments: the TLS key's password, which zklock's help advises
-// to give through $ZKLOCK_TLS_KEY_PASSWORD rather than on a command line others can read.
+// What the CLI needs besides its arguments: the TLS key's password (cli_tls.h).
 std::vector<std::string> cli_environment(const ContenderSpec& s) {
-  if (!s.tls || s.tls->key_password.empty()) return {};
-  return {"ZKLOCK_TLS_KEY_PASSWORD=" + s.tls->key_password};
+  return s.tls ? cli_tls_environment(*s.tls) : std::vector<std::string>{};
 }
 
 // The time of the first event of `kind` (with field `key` == `value` when given); 0 if none.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_process.h"
+#include "support/cli_tls.h"
 #include "support/files.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -22,15 +23,14 @@ constexpr int kExitUnavailable = 69;  // tools/zklock/exit_codes.h
 
 // --tls-ca `ca_file` and client `name`'s certificate and key.
 std::vector<std::string> tls_flags(const std::string& name, const std::string& ca_file) {
-  const ClientCertificate& c = test_pki().client(name);
-  return {"--tls-ca", ca_file, "--tls-cert", c.cert_file, "--tls-key", c.key_file};
+  ClientCertificate certificate = test_pki().client(name);
+  certificate.ca_file = ca_file;
+  return cli_tls_options(certificate);
 }
 
 // The key's password, as the environment variable the CLI reads (never on a command line).
 std::vector<std::string> key_password_env(const std::string& name) {
-  const ClientCertificate& c = test_pki().client(name);
-  if (c.key_password.empty()) return {};
-  return {"ZKLOCK_TLS_KEY_PASSWORD=" + c.key_password};
+  return cli_tls_environment(test_pki().client(name));
 }
 
 std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
