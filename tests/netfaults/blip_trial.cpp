@@ -128,6 +128,7 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
     const UrgentThread urgent;
     r.cut_ns = faults::to_ns(cut_at);
     ns.link().cut();
+    r.cut_done_ns = faults::monotonic_ns();
     std::this_thread::sleep_until(cut_at + blip);
     ns.link().heal();
     heal_ns = faults::monotonic_ns();
@@ -232,11 +233,18 @@ BlipResult blip_attempt(const BlipPlan& plan, unsigned seed) {
                    2 * r.slowest_lookup_ns >= std::max<std::int64_t>(answer_time_ns, 0);
   const bool silence_too_long = r.worst_overshoot_ns > margin_ns || r.stall_ns > margin_ns ||
                                 r.servers_failed || r.servers_slow || r.network_slow;
+  // And the silence may have been shorter than d: the heal comes at d after the cut's first `tc`,
+  // so a cut that took effect late (`tc` waiting seconds for the kernel's network configuration
+  // lock - seen in CI: the holder Suspended 6.4 s into a 7.2 s blip, the cut in force for about
+  // 3 s, and the lock kept) silenced the holder for less. Only a lock lost and told before the
+  // takeover stands then.
+  r.cut_late = r.cut_done_ns - r.cut_ns > margin_ns;
   const bool lost_as_required = plan.expect == BlipExpect::kLost && !r.kept &&
                                 r.outcome.told_ns != 0 && r.outcome.taken_ns != 0;
   const bool kept_as_allowed =
       r.kept && (plan.expect != BlipExpect::kLost || r.stall_ns <= margin_ns);
-  r.applicable = !silence_too_long || (r.error.empty() && (kept_as_allowed || lost_as_required));
+  r.applicable = (!silence_too_long && !r.cut_late) ||
+                 (r.error.empty() && ((kept_as_allowed && !r.cut_late) || lost_as_required));
   r.evidence = holder.evidence() + "\n" + waiter.evidence();
   return r;
 }
@@ -304,6 +312,7 @@ std::string describe(const BlipResult& r) {
                      ", blip " + ms(r.outage_ns()) + " ms measured): ";
   const PairOutcome& o = r.outcome;
   if (r.stall_ns != 0) text += "the machine stalled " + ms(r.stall_ns) + " ms, ";
+  if (r.cut_late) text += "the cut took " + ms(r.cut_done_ns - r.cut_ns) + " ms to apply, ";
   if (r.troubled_before_cut) text += "the holder's session went Suspended before the cut, ";
   if (r.servers_failed && !r.troubled_before_cut) {
     text += "the waiter's own session went Suspended or Lost, ";

@@ -76,6 +76,9 @@ struct BlipResult {
   std::string error;                    // the trial could not run as designed
   std::int64_t cut_ns = 0;              // just before the first `tc` of the cut
   std::int64_t heal_ns = 0;             // just after the last `tc` of the heal
+  std::int64_t cut_done_ns = 0;         // just after the last `tc` of the cut
+  bool cut_late = false;                // the cut took more than the margin to apply: the
+                                        // silence may have been shorter than d
   bool applicable = true;               // the measured outage overshot d by at most the margin,
                                         // and the machine never stalled longer than that
   std::int64_t stall_ns = 0;            // longest stall of the machine (support/stall_watch.h)
