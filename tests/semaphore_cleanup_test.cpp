@@ -83,8 +83,12 @@ TEST(SemaphoreTest, CancelWakesWaitersInTheLockQueueAndInTheLeasePhase) {
   Semaphore waiter(ws, held.path, 1);
   // Two threads on one Semaphore: one holds the internal lock (lease phase), one waits its turn.
   LeaseWaiter first(waiter), second(waiter);
+  // Both calls must be inside before cancel(), which ends only the calls under way: the first's
+  // lease is created, and the second is queued behind it in the internal lock. (On a slow
+  // machine the second thread may otherwise call acquire() after cancel() and wait for good.)
   ASSERT_TRUE(
       wait_until([&] { return lock_children(ws, held.path + "/leases").size() == 2; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return lock_children(ws, held.path + "/locks").size() == 2; }, 10s));
   waiter.cancel();
   ASSERT_TRUE(wait_until([&] { return first.done() && second.done(); }, 10s));
   EXPECT_TRUE(first.cancelled()) << first.error();
