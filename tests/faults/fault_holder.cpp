@@ -53,6 +53,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -337,7 +338,13 @@ int run_holder() {
   so.connect = o.connect;
   so.session_timeout = std::chrono::milliseconds(o.session_timeout_ms);
   so.connect_timeout = 10s;
-  so.log_level = zklock::LogLevel::kWarn;  // to stderr: the test's per-process log file
+  so.log_level = zklock::LogLevel::kWarn;
+  // To stderr (the test's per-process log file), each line stamped on the clock of the event log
+  // and of the test's fault records, so a trial's lines can be read against its cut and heal.
+  so.log_sink = [](zklock::LogLevel, std::string_view line) {
+    const std::string text = std::to_string(monotonic_ns()) + " " + std::string(line) + "\n";
+    (void)!::write(STDERR_FILENO, text.data(), text.size());
+  };
   const bool tls = !o.tls_key.empty();
   if (tls) so.tls = zklock::TlsOptions{o.tls_ca, o.tls_cert, o.tls_key, o.tls_key_password};
   // ZKLOCK_FAULT_HOLDER_DEBUG=1: the session's debug lines too (forced reconnects, the route), for
