@@ -16,9 +16,10 @@
 #             servers - under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/); the
 #             suites whose subject is another process (CLI, examples, fault holders) and the
 #             peers' run in `suite`
-#     tsan    the concurrency suites - session, mutex (lifetime, cleanup, lock-delay,
-#             revocation), shared mutex, async, lock set, semaphore, election, the figures and
-#             the event hook - under ThreadSanitizer (build-tsan/, tests/tsan.supp)
+#     tsan    the concurrency suites - the client's forced reconnect, session, mutex (lifetime,
+#             cleanup, lock-delay, revocation), shared mutex, async, lock set, semaphore,
+#             election, the figures and the event hook - under ThreadSanitizer (build-tsan/,
+#             tests/tsan.supp)
 #     fuzz    each fuzz target for ZKLOCK_FUZZ_SECONDS (scripts/fuzz.sh, build-fuzz/)
 #     tls     the TLS runs (ctest -L tls: the TLS suite, the wire suites and the kernel-fault
 #             scenarios over TLS) in build-tls/ (TLS_BUILD_DIR) under ASan+UBSan, against
@@ -57,7 +58,7 @@ sanitizer_build=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" -DZKLOCK_TE
                  -DZKLOCK_BUILD_EXAMPLES=OFF -DZKLOCK_BUILD_TOOLS=OFF
                  -DZKLOCK_BUILD_OUT_OF_PROCESS_SUITES=OFF -DCMAKE_UNITY_BUILD=ON)
 # The concurrency suites under TSan (ctest names a server suite by its binary).
-tsan_suites=(session_test session_robustness_test session_handover_test session_resolver_test
+tsan_suites=(client_reconnect_test session_test session_robustness_test session_handover_test session_resolver_test
              mutex_test mutex_lifetime_test mutex_cleanup_test shared_mutex_test async_lock_test
              mutex_lock_delay_test mutex_revocation_test lock_set_test semaphore_test
              semaphore_acquire_n_test semaphore_async_test

@@ -228,7 +228,9 @@ WatchEventType watch_type(int type) {
 
 // The host list the C client gets. A single host is listed twice: after the C client drops a
 // connection it moves to the next host at once, but after the last one it pauses T/60 ("tried all
-// servers") - and each forced reconnect ends with one such drop (see force_reconnect).
+// servers"). That spares only some drops - the C client moves two places per failed attempt, and
+// once a session was established every drop after the first ends at the list's end - so a forced
+// reconnect also ends the pause itself (ClientConnection::force_reconnect).
 std::string client_hosts(const std::string& connect) {
   const std::string hosts = connect.substr(0, connect.find('/'));
   return hosts.find(',') == std::string::npos ? hosts + "," + hosts : hosts;

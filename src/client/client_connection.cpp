@@ -146,9 +146,18 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
     closed_at = BootClock::now();
   }
   if (!moved) return std::nullopt;
-  // The I/O thread wakes by itself (its poll() sees the shutdown); a queued request makes sure,
-  // and its answer, on the new connection, is a heartbeat like any other.
-  exists("/", [](OpResult&&) {});
+  // The I/O thread wakes by itself (its poll() sees the shutdown) and fails what it had sent.
+  // Having tried every address of its list (which it always finds, in practice, after a forced
+  // drop - see client_hosts), it then pauses T/60 before its next connect: 100 ms at T = 6 s,
+  // and the silence after a healed blip grew by as much. A request submitted after that failure
+  // ends the pause (the submission wakes the I/O thread, and the pause is its poll() timeout); one
+  // submitted before it does not (its wake-up is taken by the turn that sees the shutdown). So a
+  // request goes now, and another once the first has failed with the dropped connection: the
+  // failure comes from the I/O thread's cleanup, after which nothing takes the wake-up but the
+  // pause. Their answers, on the new connection, are heartbeats like any other.
+  exists("/", [this](OpResult&& r) {
+    if (r.rc == Errc::connection_loss) exists("/", [](OpResult&&) {});
+  });
   return closed_at;
 }
 
