@@ -152,19 +152,21 @@ std::optional<BootClock::time_point> ClientConnection::force_reconnect(bool even
   // and the silence after a healed blip grew by as much. A request submitted after that failure
   // ends the pause (the submission wakes the I/O thread, and the pause is its poll() timeout); one
   // submitted before it does not (its wake-up is taken by the turn that sees the shutdown). So a
-  // request goes now, and another once the first has failed with the dropped connection: the
-  // failure comes from the I/O thread's cleanup, after which nothing takes the wake-up but the
-  // pause. Their answers, on the new connection, are heartbeats like any other.
-  exists("/", [this](OpResult&& r) {
-    if (r.rc == Errc::connection_loss) exists("/", [](OpResult&&) {});
-  });
+  // request goes now - it is pending when the I/O thread cleans the connection up - and the first
+  // request that fails with the dropped connection sends another (finish): that failure comes
+  // from the cleanup, after which nothing takes the wake-up but the pause. Their answers, on the
+  // new connection, are heartbeats like any other.
+  wake_after_drop_.store(true);
+  exists("/", [](OpResult&&) {});
   return closed_at;
 }
 
 void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
   Completion done;
   Answer answer;
-  bool answered;
+  bool answered = false;
+  bool already = false;
+  bool ends_pause = false;
   {
     std::lock_guard lock(mutex_);
     auto it = pending_.find(ctx->id);
@@ -182,12 +184,15 @@ void ClientConnection::finish(OpContext* ctx, OpResult&& result) {
     if (ctx->watch_id != 0 && result.rc != Errc::ok) forget_watch_locked(ctx->watch_id);
     answer =
         Answer{generation_, epoch_.load(), ctx->sent, BootClock::now(), ctx->via_leader, result.rc};
-    const bool already = ctx->delivered;
+    ends_pause = result.rc == Errc::connection_loss && wake_after_drop_.exchange(false);
+    already = ctx->delivered;
     if (!already) done = std::move(ctx->done);
     pending_.erase(it);  // frees ctx
     if (pending_.empty()) drained_.notify_all();
-    if (already) return;
   }
+  // On the C client's completion thread, which zookeeper_close joins: `this` is alive.
+  if (ends_pause) exists("/", [](OpResult&&) {});  // see force_reconnect
+  if (already) return;
   if (counters_) counters_->answered(answer.rc);
   if (answered) listener_.on_answered(answer);
   done(std::move(result));

@@ -269,6 +269,9 @@ class ClientConnection {
   };
   const std::shared_ptr<LostRemovals> lost_removals_ = std::make_shared<LostRemovals>();
   std::atomic<std::uint64_t> epoch_{0};
+  // Set by a forced reconnect; the next request failed with the dropped connection clears it and
+  // sends one more, which ends the C client's pause before it connects again (force_reconnect).
+  std::atomic<bool> wake_after_drop_{false};
 };
 
 }  // namespace zklock::detail
